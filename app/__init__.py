@@ -1,0 +1,1 @@
+"""News article delivery service: read API over memory-mapped bundles, plus comments."""

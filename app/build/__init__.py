@@ -1,0 +1,1 @@
+"""Offline bundle builder: validate source JSONL, compile per-language files, swap atomically."""

@@ -1,0 +1,1 @@
+"""The bundle: per-language article data compiled offline into memory-mappable files."""

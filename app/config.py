@@ -1,0 +1,86 @@
+"""Service configuration, read once from the environment (API contract, section 6)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    bundle_dir: Path = PROJECT_ROOT / "data" / "bundles"
+    comments_dsn: str = f"sqlite:///{PROJECT_ROOT / 'data' / 'comments.sqlite3'}"
+    admin_token: str | None = None
+    cache_max_age: int = 60
+    comment_rate_count: int = 10
+    comment_rate_seconds: int = 60
+    trusted_proxies: tuple[IPNetwork, ...] = field(default_factory=tuple)
+    # How often (seconds) a worker looks for a newly built bundle on disk.
+    bundle_check_interval: float = 1.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        defaults = cls()
+        count, seconds = _parse_rate(
+            env.get("NEWS_COMMENT_RATE_LIMIT", "").strip()
+            or f"{defaults.comment_rate_count}/{defaults.comment_rate_seconds}"
+        )
+        return cls(
+            bundle_dir=Path(env.get("NEWS_BUNDLE_DIR") or defaults.bundle_dir),
+            comments_dsn=env.get("NEWS_COMMENTS_DSN") or defaults.comments_dsn,
+            admin_token=env.get("NEWS_ADMIN_TOKEN") or None,
+            cache_max_age=_parse_int(
+                "NEWS_CACHE_MAX_AGE", env.get("NEWS_CACHE_MAX_AGE"), defaults.cache_max_age
+            ),
+            comment_rate_count=count,
+            comment_rate_seconds=seconds,
+            trusted_proxies=_parse_networks(env.get("NEWS_TRUSTED_PROXIES", "")),
+            bundle_check_interval=float(
+                env.get("NEWS_BUNDLE_CHECK_INTERVAL") or defaults.bundle_check_interval
+            ),
+        )
+
+
+def _parse_int(name: str, raw: str | None, default: int) -> int:
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ConfigError(f"{name} must be a non-negative integer, got {raw!r}") from None
+    if value < 0:
+        raise ConfigError(f"{name} must be a non-negative integer, got {raw!r}")
+    return value
+
+
+def _parse_rate(raw: str) -> tuple[int, int]:
+    count, sep, seconds = raw.partition("/")
+    try:
+        result = int(count), int(seconds)
+    except ValueError:
+        result = (0, 0)
+    if not sep or result[0] < 1 or result[1] < 1:
+        raise ConfigError(f"NEWS_COMMENT_RATE_LIMIT must look like COUNT/SECONDS, got {raw!r}")
+    return result
+
+
+def _parse_networks(raw: str) -> tuple[IPNetwork, ...]:
+    networks = []
+    for item in filter(None, (part.strip() for part in raw.split(","))):
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ConfigError(f"NEWS_TRUSTED_PROXIES has an invalid address {item!r}") from None
+    return tuple(networks)

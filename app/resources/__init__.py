@@ -1,0 +1,1 @@
+"""Falcon resources: one class per route, URL -> bundle slices -> bytes."""

@@ -1,0 +1,143 @@
+"""The article and category operations (service spec, part 4; API contract, section 2).
+
+Every responder follows the contract's order of checks: language, then parameters,
+then existence. Bodies are assembled from pre-serialised slices of the bundle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+import falcon
+
+from app import params
+from app.bundle.reader import LanguageData
+from app.bundle.store import BundleStore
+from app.errors import article_not_found, unsupported_language
+from app.http_cache import send_cacheable
+from app.languages import LANGUAGE_SET
+
+# Part of every collection ETag: bump it when the envelope the server writes changes.
+_ENVELOPE_VERSION = "1"
+
+
+def _language(store: BundleStore, language: str) -> LanguageData:
+    if language not in LANGUAGE_SET:
+        raise unsupported_language(language)
+    return store.current().languages[language]
+
+
+def _collection_etag(data: LanguageData, *key: object) -> str:
+    """Depends on the language's bundle content and the canonical request parameters."""
+    digest = hashlib.blake2b(repr(key).encode(), digest_size=8).hexdigest()
+    return f'"{data.content_hash}-{_ENVELOPE_VERSION}{digest}"'
+
+
+def _article_list(items: Iterable[bytes | memoryview], total: int, page: params.Page) -> bytes:
+    # Built by hand rather than with orjson: `page` may exceed 64 bits ("any page >= 1").
+    total_pages = -(-total // page.page_size)
+    return b"".join(
+        (
+            b'{"items":[',
+            b",".join(items),
+            b'],"total":%d,"page":%d,"page_size":%d,"total_pages":%d}'
+            % (total, page.page, page.page_size, total_pages),
+        )
+    )
+
+
+class ArticleCollection:
+    """GET /api/v1/{language}/articles?page&page_size&category"""
+
+    def __init__(self, store: BundleStore, max_age: int) -> None:
+        self.store = store
+        self.max_age = max_age
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
+        data = _language(self.store, language)
+        page = params.page_params(req)
+        category = params.raw_param(req, "category") or None  # empty means no filter
+        start, stop = page.offset, page.offset + page.page_size
+        if category is None:
+            total = data.count
+            items = [data.articles_run(start, min(stop, total))] if start < total else []
+        else:
+            positions = data.category_positions(category)
+            total = len(positions)
+            items = [data.article(p) for p in positions[start:stop]] if start < total else []
+        body = _article_list(items, total, page)
+        etag = _collection_etag(data, "list", page.page, page.page_size, category)
+        send_cacheable(req, resp, etag, self.max_age, body)
+
+    on_head = on_get
+
+
+class LatestArticles:
+    """GET /api/v1/{language}/articles/latest?limit"""
+
+    def __init__(self, store: BundleStore, max_age: int) -> None:
+        self.store = store
+        self.max_age = max_age
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
+        data = _language(self.store, language)
+        limit = params.limit_param(req)
+        body = b"[%b]" % data.summaries_run(0, min(limit, data.count))
+        send_cacheable(req, resp, _collection_etag(data, "latest", limit), self.max_age, body)
+
+    on_head = on_get
+
+
+class ArticleSearch:
+    """GET /api/v1/{language}/articles/search?q&page&page_size"""
+
+    def __init__(self, store: BundleStore, max_age: int) -> None:
+        self.store = store
+        self.max_age = max_age
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
+        data = _language(self.store, language)
+        q = params.search_query(req)
+        page = params.page_params(req)
+        total, positions = data.searcher.search(q, page.offset, page.page_size)
+        body = _article_list([data.article(p) for p in positions], total, page)
+        etag = _collection_etag(data, "search", q, page.page, page.page_size)
+        send_cacheable(req, resp, etag, self.max_age, body)
+
+    on_head = on_get
+
+
+class ArticleItem:
+    """GET /api/v1/{language}/articles/{article_id}"""
+
+    def __init__(self, store: BundleStore, max_age: int) -> None:
+        self.store = store
+        self.max_age = max_age
+
+    def on_get(
+        self, req: falcon.Request, resp: falcon.Response, language: str, article_id: str
+    ) -> None:
+        data = _language(self.store, language)
+        pos = data.find(article_id)
+        if pos is None:
+            raise article_not_found()
+        etag = f'"{data.etag(pos)}"'
+        send_cacheable(req, resp, etag, self.max_age, data.article(pos).tobytes())
+
+    on_head = on_get
+
+
+class Categories:
+    """GET /api/v1/{language}/categories"""
+
+    def __init__(self, store: BundleStore, max_age: int) -> None:
+        self.store = store
+        self.max_age = max_age
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
+        data = _language(self.store, language)
+        etag = _collection_etag(data, "categories")
+        send_cacheable(req, resp, etag, self.max_age, data.categories_json)
+
+    on_head = on_get

@@ -1,0 +1,75 @@
+"""The WSGI application, `app.wsgi:app` (API contract, section 6).
+
+`create_app()` wires one request path: Falcon route -> resource -> bundle slices -> bytes.
+`app` is created on first access, so importing this module (tests, tools) has no side
+effects; gunicorn's `app.wsgi:app` triggers it, in the master when preloading.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import falcon
+import orjson
+
+from app import errors
+from app.bundle.reader import BundleError
+from app.bundle.store import BundleStore
+from app.comments import create_comment_service
+from app.config import ConfigError, Settings
+from app.middleware import SecurityHeaders
+from app.openapi import openapi_document
+from app.resources import articles, ops
+
+log = logging.getLogger("app")
+
+API = "/api/v1"
+
+
+def create_app(settings: Settings | None = None) -> falcon.App:
+    settings = settings or Settings.from_env()
+    store = BundleStore(settings.bundle_dir, settings.bundle_check_interval)
+    comments = create_comment_service(
+        settings, lambda language, article_id: store.current().has_article(language, article_id)
+    )
+
+    app = falcon.App(middleware=[SecurityHeaders()])
+    app.req_options.keep_blank_qs_values = True  # `page=` is a 422, `category=` no filter
+    errors.install(app)
+
+    age = settings.cache_max_age
+    app.add_route(f"{API}/{{language}}/articles", articles.ArticleCollection(store, age))
+    app.add_route(f"{API}/{{language}}/articles/latest", articles.LatestArticles(store, age))
+    app.add_route(f"{API}/{{language}}/articles/search", articles.ArticleSearch(store, age))
+    app.add_route(f"{API}/{{language}}/articles/{{article_id}}", articles.ArticleItem(store, age))
+    app.add_route(f"{API}/{{language}}/categories", articles.Categories(store, age))
+    comments.add_routes(app)
+    app.add_route("/health", ops.Health())
+    app.add_route("/ready", ops.Ready(store, comments.ready_problem))
+    document = openapi_document(comments.openapi_paths())
+    app.add_route("/openapi.json", ops.OpenAPI(orjson.dumps(document)))
+    return app
+
+
+def _configure_logging() -> None:
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.INFO,
+            stream=sys.stderr,
+            format="%(asctime)s [%(process)d] [%(levelname)s] %(name)s: %(message)s",
+        )
+
+
+def __getattr__(name: str) -> Any:
+    if name != "app":
+        raise AttributeError(name)
+    _configure_logging()
+    try:
+        application = create_app()
+    except (BundleError, ConfigError) as exc:
+        log.critical("cannot start: %s", exc)
+        raise SystemExit(f"cannot start: {exc}") from None
+    globals()["app"] = application
+    return application

@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+"""Build a servable bundle from source JSONL articles. See `--help` and README.md."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app.build.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

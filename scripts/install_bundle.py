@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+"""Verify a shipped bundle and swap it into the served directory. See `--help` and README.md."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app.build.install import main
+
+if __name__ == "__main__":
+    sys.exit(main())
