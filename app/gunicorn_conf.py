@@ -2,7 +2,8 @@
 
 Environment: NEWS_BIND (default 127.0.0.1:8000), WEB_CONCURRENCY (workers, default 2),
 NEWS_WORKER_CLASS (sync or gthread, default sync), NEWS_THREADS (gthread threads per
-worker, default 4), NEWS_ACCESS_LOG (a path or "-" for stderr; unset = no access log).
+worker, default 4), NEWS_ACCESS_LOG (a path or "-" for stderr; unset = no access log), NEWS_CONTROL_SOCKET
+(path of gunicorn's control socket; unset = none).
 """
 
 import os
@@ -10,7 +11,8 @@ import os
 bind = os.environ.get("NEWS_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 worker_class = os.environ.get("NEWS_WORKER_CLASS", "sync")
-threads = int(os.environ.get("NEWS_THREADS", "4"))
+# gunicorn silently turns `sync` into `gthread` when threads > 1, so set threads only there.
+threads = int(os.environ.get("NEWS_THREADS", "4")) if worker_class == "gthread" else 1
 # Load the app (and map the bundle) once in the master: workers fork with it ready, start
 # fast, and share the interpreter's pages copy-on-write. Comment-store connections are
 # opened lazily in each worker, never before the fork.
@@ -22,6 +24,11 @@ timeout = 30
 graceful_timeout = 30
 keepalive = 5
 # Requests are small GETs and JSON bodies of at most 64 KiB; refuse oversized heads early.
+# gunicorn 27's control socket defaults to one path per user, which several instances on a
+# host would fight over; it is opt-in here (NEWS_CONTROL_SOCKET=/run/news/gunicorn.ctl).
+control_socket_disable = not os.environ.get("NEWS_CONTROL_SOCKET")
+if os.environ.get("NEWS_CONTROL_SOCKET"):
+    control_socket = os.environ["NEWS_CONTROL_SOCKET"]
 limit_request_line = 8190
 limit_request_fields = 100
 limit_request_field_size = 8190
