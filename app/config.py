@@ -47,9 +47,7 @@ class Settings:
             comment_rate_count=count,
             comment_rate_seconds=seconds,
             trusted_proxies=_parse_networks(env.get("NEWS_TRUSTED_PROXIES", "")),
-            bundle_check_interval=float(
-                env.get("NEWS_BUNDLE_CHECK_INTERVAL") or defaults.bundle_check_interval
-            ),
+            bundle_check_interval=_parse_interval(env.get("NEWS_BUNDLE_CHECK_INTERVAL")),
         )
 
 
@@ -62,6 +60,18 @@ def _parse_int(name: str, raw: str | None, default: int) -> int:
         raise ConfigError(f"{name} must be a non-negative integer, got {raw!r}") from None
     if value < 0:
         raise ConfigError(f"{name} must be a non-negative integer, got {raw!r}")
+    return value
+
+
+def _parse_interval(raw: str | None) -> float:
+    if raw is None or raw.strip() == "":
+        return Settings.bundle_check_interval
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise ConfigError(f"NEWS_BUNDLE_CHECK_INTERVAL must be seconds >= 0, got {raw!r}")
     return value
 
 

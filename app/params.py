@@ -7,6 +7,7 @@ FastAPI does for scalar parameters.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 
 import falcon
@@ -14,8 +15,12 @@ import falcon
 from app.errors import error_item, validation_error
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")
-# Python refuses to parse longer decimal strings (sys.int_info.default_max_str_digits).
-_MAX_INT_DIGITS = 4300
+# "Any page >= 1 is accepted, however large": gunicorn's request line (8190 bytes) bounds
+# what can arrive, so allow that many digits (Python's default is 4300) and no more, which
+# keeps the quadratic int<->str conversion cost bounded.
+_MAX_INT_DIGITS = 10_000
+if 0 < sys.get_int_max_str_digits() < _MAX_INT_DIGITS:
+    sys.set_int_max_str_digits(_MAX_INT_DIGITS)
 
 PAGE_DEFAULT = 1
 PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX = 20, 100

@@ -19,14 +19,14 @@ from app.bundle.reader import Bundle, BundleError
 
 def install(shipped: Path, out: Path) -> str:
     """Verify and swap in `shipped`; returns its bundle id. `out` is untouched on error."""
-    Bundle.load(shipped)  # fail fast, before copying anything
+    Bundle.load(shipped, verify="sha256")  # fail fast, before copying anything
     with output_lock(out):
         check_replaceable(out)
         staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
         try:
             copy = staging / "bundle"
             shutil.copytree(shipped, copy)
-            bundle_id = Bundle.load(copy).bundle_id  # what will be served, re-verified
+            bundle_id = Bundle.load(copy, verify="sha256").bundle_id  # the copy, re-verified
             swap_into_place(copy, out)
             return bundle_id
         finally:

@@ -88,7 +88,7 @@ def parse_timestamp(field: str, value: Any) -> datetime:
     iso += "+00:00" if offset in ("Z", "z") else offset
     try:
         return datetime.fromisoformat(iso).astimezone(UTC)
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:  # Overflow: year 1 / 9999 shifted out of range
         raise _RecordError(field, f"invalid timestamp {value!r}: {exc}") from None
 
 

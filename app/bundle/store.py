@@ -28,11 +28,14 @@ class BundleStore:
         self._bundle = Bundle.load(directory)  # BundleError here is a start-up failure
         self._rejected: Identity | None = None
         self._next_check = time.monotonic() + check_interval
+        # A worker forked from a preloading master (gunicorn, also after `kill -HUP`) checks
+        # the disk on its first request instead of inheriting the master's schedule.
+        self._pid = os.getpid()
         self._lock = threading.Lock()
         log.info("serving bundle %s from %s", self._bundle.bundle_id, directory)
 
     def current(self) -> Bundle:
-        if time.monotonic() >= self._next_check:
+        if time.monotonic() >= self._next_check or self._pid != os.getpid():
             self.refresh()
         return self._bundle
 
@@ -41,6 +44,7 @@ class BundleStore:
         if not self._lock.acquire(blocking=False):
             return False  # another thread is already checking; serve what we have
         try:
+            self._pid = os.getpid()
             self._next_check = time.monotonic() + self.check_interval
             identity = _manifest_identity(self.directory)
             if identity is None or identity in (self._bundle.identity, self._rejected):
