@@ -36,7 +36,7 @@ class Ready:
         problem = self.comments_problem()
         if problem is not None:
             resp.status = falcon.HTTP_503
-            resp.data = orjson.dumps({"detail": problem})
+            resp.data = orjson.dumps({"detail": f"Comment store unavailable: {problem}"})
             return
         resp.data = orjson.dumps({"status": "ready", "bundle": bundle.bundle_id})
 

@@ -1,0 +1,77 @@
+"""Comments: the service's only writes, kept in SQLite or a shared PostgreSQL database.
+
+The app factory calls `create_comment_service` once (possibly in gunicorn's master,
+with preload_app); nothing here connects to the database until a worker serves its
+first comment request or readiness check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import falcon
+
+from app.comments import openapi
+from app.comments.model import CommentStore, StoreUnavailable
+from app.comments.resources import (
+    CommentResource,
+    CommentsResource,
+    Context,
+    CountResource,
+    CountsResource,
+)
+from app.config import ConfigError, Settings
+
+__all__ = ["CommentService", "create_comment_service", "open_store"]
+
+
+class CommentService:
+    def __init__(
+        self, settings: Settings, store: CommentStore, article_exists: Callable[[str, str], bool]
+    ) -> None:
+        self.store = store
+        self._ctx = Context(settings, store, article_exists)
+
+    def add_routes(self, app: falcon.App[Any, Any]) -> None:
+        app.add_route(openapi.LIST_PATH, CommentsResource(self._ctx))
+        # A literal segment beats a field in Falcon's router: "count" is never a comment id.
+        app.add_route(openapi.COUNT_PATH, CountResource(self._ctx))
+        app.add_route(openapi.ITEM_PATH, CommentResource(self._ctx))
+        app.add_route(openapi.COUNTS_PATH, CountsResource(self._ctx))
+
+    def ready_problem(self) -> str | None:
+        try:
+            self.store.ping()
+        except StoreUnavailable as error:
+            return str(error)  # the first line of the driver's message
+        return None
+
+    def openapi_paths(self) -> dict[str, Any]:
+        return openapi.openapi_paths()
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def open_store(dsn: str) -> CommentStore:
+    """`sqlite:///relative/path`, `sqlite:////absolute/path` or `postgresql://...`."""
+    if dsn.startswith("sqlite:///") and len(dsn) > len("sqlite:///"):
+        from app.comments.sqlite import SQLiteStore
+
+        return SQLiteStore(Path(dsn.removeprefix("sqlite:///")))
+    if dsn.startswith(("postgresql://", "postgres://")):
+        from app.comments.postgres import PostgresStore
+
+        try:
+            return PostgresStore(dsn)
+        except Exception as error:  # psycopg.ProgrammingError: unparsable conninfo
+            raise ConfigError(f"NEWS_COMMENTS_DSN is not a valid PostgreSQL DSN: {error}") from None
+    raise ConfigError("NEWS_COMMENTS_DSN must start with sqlite:/// or postgresql://")
+
+
+def create_comment_service(
+    settings: Settings, article_exists: Callable[[str, str], bool]
+) -> CommentService:
+    return CommentService(settings, open_store(settings.comments_dsn), article_exists)
