@@ -1,0 +1,270 @@
+"""Per-language text analysis, shared by the index builder and the query path.
+
+Both sides must produce identical terms, so every rule that turns text into terms lives here,
+and the indexer calls the same functions (vectorised around them, never re-implemented):
+
+* every language: Unicode NFKC, then case folding;
+* words (letters/digits outside the CJK blocks) are accent-folded (``économie`` -> ``economie``,
+  ``Straße`` -> ``strasse``, ``ø`` -> ``o``) and Snowball-stemmed with the language's stemmer;
+  Latin words inside ko/ja/zh text use the English stemmer;
+* CJK runs (Han, kana, Hangul) become overlapping character bigrams like Elasticsearch's
+  ``cjk_bigram`` filter; documents also index one unigram per character so that a
+  one-character query works; a query run of three or more characters is additionally checked
+  as an exact sequence against the stored text (bigrams alone would accept ``AB`` and ``BC``
+  far apart for ``ABC``);
+* zh_cn and zh_tw fold traditional characters to simplified ones with OpenCC's table, on both
+  sides, so either script finds the other.
+
+Two tokenisation paths, each used by documents and queries of its languages alike:
+
+* en/fr/de/es/it: the text is split at ASCII separators (fast bytes ``translate`` + ``split``),
+  then each distinct raw token is folded and cut into words once (the vocabulary is far smaller
+  than the text);
+* ko/ja/zh: the text is split once into CJK runs and the non-CJK text between them.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+import zlib
+from dataclasses import dataclass
+
+import Stemmer
+
+from app.search.zh_fold_data import T2S_PAIRS
+
+LATIN_STEMMERS: dict[str, str] = {
+    "en": "english",
+    "fr": "french",
+    "de": "german",
+    "es": "spanish",
+    "it": "italian",
+}
+ZH_LANGUAGES: frozenset[str] = frozenset({"zh_cn", "zh_tw"})
+CJK_LANGUAGES: frozenset[str] = frozenset({"ko", "ja", *ZH_LANGUAGES})
+SUPPORTED: frozenset[str] = frozenset({*LATIN_STEMMERS, *CJK_LANGUAGES})
+
+# Characters indexed as CJK n-grams. Kana punctuation (゠ ・) and the spacing voicing marks
+# (゛ ゜, which NFKC turns into a space plus a combining mark) are left out on purpose.
+CJK_CLASS = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u3005-\u3007"  # 々 〆 〇
+    "\u3041-\u3096\u3099\u309a\u309d-\u309f"  # Hiragana
+    "\u30a1-\u30fa\u30fc-\u30ff"  # Katakana (with ー)
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\ua960-\ua97f"  # Hangul Jamo extended A
+    "\uac00-\ud7af"  # Hangul syllables
+    "\ud7b0-\ud7ff"  # Hangul Jamo extended B
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\U00020000-\U000323af"  # CJK extensions B-H
+)
+CJK_RUN_RE = re.compile(f"[{CJK_CLASS}]+")
+# Splitting with a capture group yields CJK runs at even and the text between at odd indices.
+_CJK_SPLIT_RE = re.compile(f"([^{CJK_CLASS}]+)")
+# Letters and digits outside the CJK blocks; "_" and punctuation separate words, so
+# "l'économie" gives "l" and "economie" and "e-mail" gives "e" and "mail".
+WORD_RE = re.compile(f"[^\\W_{CJK_CLASS}]+")
+
+# Every ASCII byte but [0-9A-Za-z] separates raw tokens; non-ASCII bytes stay in tokens.
+_ASCII_SEPARATORS = bytes(b for b in range(128) if not (chr(b).isascii() and chr(b).isalnum()))
+_SEPARATE = bytes.maketrans(_ASCII_SEPARATORS, b" " * len(_ASCII_SEPARATORS))
+
+UNIGRAM_SHIFT = 21  # code points fit in 21 bits
+
+# --- NFKC ---------------------------------------------------------------------------------
+# unicodedata.normalize("NFKC") costs about 0.4 us per character as soon as a text holds one
+# compatibility character (a full-width parenthesis in Japanese news is enough), which made it
+# the slowest step of the build. These characters are left unchanged by NFKC, never combine
+# with the following character and never reorder, so only the runs of other characters (plus
+# the one character before each run, which a combining mark may compose with) need normalising.
+_NFKC_STABLE = (
+    "\t\n\r\x20-\x7e"
+    "\u00ab\u00bb\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff"
+    "\u0100-\u0131\u0134-\u013e\u0141-\u0148\u014a-\u017e"
+    "\u2013-\u2016\u2018-\u2023"
+    "\u3001\u3002\u300c-\u300f"
+    "\u3041-\u3096\u30a1-\u30fa\u30fc-\u30fe"
+    "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3"
+)
+_NFKC_UNSTABLE_RE = re.compile(f"[^{_NFKC_STABLE}]+")
+
+
+def nfkc(text: str) -> str:
+    """Exactly unicodedata.normalize("NFKC", text), faster on mostly stable text."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text
+    out: list[str] = []
+    last = 0
+    for match in _NFKC_UNSTABLE_RE.finditer(text):
+        start, end = match.span()
+        start = max(start - 1, last)
+        out.append(text[last:start])
+        out.append(unicodedata.normalize("NFKC", text[start:end]))
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def normalize(text: str) -> str:
+    """NFKC then case folding (all languages)."""
+    if text.isascii():
+        return text.lower()  # casefold() == lower() on ASCII, and NFKC changes nothing
+    return nfkc(text).casefold()
+
+
+# --- accent folding -----------------------------------------------------------------------
+_COMBINING_MARKS_RE = re.compile("[\u0300-\u036f]")
+# Only text holding a precomposed Latin letter or a combining mark pays for NFD/NFC.
+_NEEDS_ACCENT_FOLD_RE = re.compile("[\u00c0-\u036f\u1e00-\u1eff]")
+# Letters that carry no decomposable accent but that readers type without it.
+_LETTER_FOLDS: dict[str, str] = {
+    "ø": "o",
+    "đ": "d",
+    "ð": "d",
+    "ł": "l",
+    "ħ": "h",
+    "ı": "i",
+    "æ": "ae",
+    "œ": "oe",
+    "þ": "th",
+}
+_LETTER_FOLD_RE = re.compile("[" + "".join(_LETTER_FOLDS) + "]")
+
+
+def fold_accents(text: str) -> str:
+    """Remove Latin diacritics from normalised text (U+0300-U+036F after NFD, plus ø, æ...).
+
+    Kana voicing marks (U+3099/U+309A) and Hangul are outside that range and survive.
+    """
+    if text.isascii():
+        return text
+    if _NEEDS_ACCENT_FOLD_RE.search(text):
+        text = _COMBINING_MARKS_RE.sub("", unicodedata.normalize("NFD", text))
+        text = unicodedata.normalize("NFC", text)
+    if _LETTER_FOLD_RE.search(text):
+        text = _LETTER_FOLD_RE.sub(lambda m: _LETTER_FOLDS[m.group()], text)
+    return text
+
+
+# --- CJK ----------------------------------------------------------------------------------
+ZH_FOLD: dict[int, int] = {
+    ord(T2S_PAIRS[i]): ord(T2S_PAIRS[i + 1]) for i in range(0, len(T2S_PAIRS), 2)
+}
+
+# Stored in every index and checked by the Searcher: an index built by another analyser
+# version (or another Chinese table) would silently miss matches, so it is refused instead.
+ANALYZER_VERSION = f"3.{zlib.crc32(T2S_PAIRS.encode('utf-8')):08x}"
+
+
+def bigram_key(first: str, second: str) -> int:
+    """Integer key of a CJK bigram; keys sort like the two-character strings they stand for."""
+    return ord(first) << UNIGRAM_SHIFT | ord(second)
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    words: tuple[str, ...]  # stemmed word terms, deduplicated, in query order
+    unigrams: tuple[int, ...]  # code points of one-character CJK runs
+    bigrams: tuple[int, ...]  # bigram keys of longer CJK runs
+    phrases: tuple[str, ...]  # folded CJK runs of 3+ characters to verify as exact sequences
+
+    @property
+    def empty(self) -> bool:
+        return not (self.words or self.unigrams or self.bigrams)
+
+
+class Analyzer:
+    """Text analysis for one language. Thread-safe: each thread gets its own C stemmer."""
+
+    def __init__(self, language: str) -> None:
+        if language not in SUPPORTED:
+            raise ValueError(f"no analyser for language {language!r}")
+        self.language = language
+        self.cjk = language in CJK_LANGUAGES
+        self.stemmer_name = LATIN_STEMMERS.get(language, "english")
+        self.zh_fold: dict[int, int] = ZH_FOLD if language in ZH_LANGUAGES else {}
+        self._local = threading.local()
+
+    def _stemmer(self) -> Stemmer.Stemmer:
+        # PyStemmer objects keep mutable state and must not be shared between threads.
+        stemmer = getattr(self._local, "stemmer", None)
+        if stemmer is None:
+            stemmer = Stemmer.Stemmer(self.stemmer_name)
+            self._local.stemmer = stemmer
+        return stemmer
+
+    def stem_words(self, words: list[str]) -> list[str]:
+        return self._stemmer().stemWords(words)
+
+    def fold_cjk(self, run: str) -> str:
+        return run.translate(self.zh_fold) if self.zh_fold else run
+
+    # Latin-language path -------------------------------------------------------------------
+    @staticmethod
+    def raw_tokens(normalized: str) -> list[bytes]:
+        """Split normalised text at ASCII separators (UTF-8 bytes, no decoding)."""
+        return normalized.encode("utf-8").translate(_SEPARATE).split()
+
+    @staticmethod
+    def token_parts(raw: str) -> tuple[list[str], list[str]]:
+        """Accent-folded words and CJK runs of one raw token (before stemming/zh folding)."""
+        if raw.isascii():
+            return [raw], []
+        folded = fold_accents(raw)
+        return WORD_RE.findall(folded), CJK_RUN_RE.findall(folded)
+
+    # CJK-language path ---------------------------------------------------------------------
+    @staticmethod
+    def split_cjk_text(normalized: str) -> tuple[list[str], list[str]]:
+        """(CJK runs, accent-folded words) of normalised ko/ja/zh text, in text order."""
+        parts = _CJK_SPLIT_RE.split(normalized)
+        runs = [run for run in parts[0::2] if run]
+        between = " ".join(parts[1::2])
+        if not between.isascii():
+            between = fold_accents(between)
+        return runs, WORD_RE.findall(between)
+
+    def analyze_query(self, query: str) -> QueryTerms:
+        text = normalize(query)
+        if self.cjk:
+            runs, words = self.split_cjk_text(text)
+        else:
+            words, runs = [], []
+            for raw in self.raw_tokens(text):
+                token_words, token_runs = self.token_parts(raw.decode("utf-8"))
+                words.extend(token_words)
+                runs.extend(token_runs)
+        unigrams: list[int] = []
+        bigrams: list[int] = []
+        phrases: list[str] = []
+        for raw_run in runs:
+            run = self.fold_cjk(raw_run)
+            if len(run) == 1:
+                unigrams.append(ord(run))
+                continue
+            bigrams.extend(bigram_key(run[i], run[i + 1]) for i in range(len(run) - 1))
+            if len(run) >= 3:
+                phrases.append(run)
+        return QueryTerms(
+            words=tuple(dict.fromkeys(self.stem_words(words))),
+            unigrams=tuple(dict.fromkeys(unigrams)),
+            bigrams=tuple(dict.fromkeys(bigrams)),
+            phrases=tuple(dict.fromkeys(phrases)),
+        )
+
+
+_ANALYZERS: dict[str, Analyzer] = {}
+_ANALYZERS_LOCK = threading.Lock()
+
+
+def get_analyzer(language: str) -> Analyzer:
+    with _ANALYZERS_LOCK:
+        analyzer = _ANALYZERS.get(language)
+        if analyzer is None:
+            analyzer = _ANALYZERS[language] = Analyzer(language)
+        return analyzer

@@ -1,0 +1,369 @@
+"""Build-time construction of a language's search index (files: see app.search.layout).
+
+Pure-Python counting of 10,000 CJK articles (about 60 million n-grams) takes tens of seconds,
+so Python only normalises and tokenises text (and folds/stems each distinct token once);
+n-gram generation, the (term, document, field) aggregation and BM25F scoring run in numpy
+on bit-packed int keys. numpy is a build-time dependency only: the request path never
+imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+import orjson
+
+from app.search import layout
+from app.search.analyzers import (
+    ANALYZER_VERSION,
+    UNIGRAM_SHIFT,
+    Analyzer,
+    get_analyzer,
+    normalize,
+)
+
+_NFIELDS = len(layout.FIELD_NAMES)  # 4: a "segment" is doc << 2 | field
+_SEP = 0x0A  # "\n" separates CJK runs: no bigram spans it and no query run contains it
+
+
+@dataclass(frozen=True)
+class IndexDoc:
+    title: str
+    summary: str
+    content: str
+    tags: tuple[str, ...]
+
+
+def _fields(doc: IndexDoc) -> tuple[str, str, str, str]:
+    # Tags are one field; "\n" keeps two tags from forming one word or one CJK run.
+    return (doc.title, doc.summary, doc.content, "\n".join(doc.tags))
+
+
+@dataclass
+class _Words:
+    terms: list[str]  # sorted stems; term number = index
+    term: np.ndarray  # int64 term number per occurrence
+    seg: np.ndarray  # int64 segment per occurrence
+    cjk_pieces: list[str]  # per segment: its CJK runs joined by "\n", plus a final "\n"
+
+
+@dataclass
+class _Postings:
+    """Postings of one term family, grouped by term (ascending) then document (ascending)."""
+
+    term: np.ndarray  # int64 term number (within the family) per posting
+    doc: np.ndarray  # int64
+    tf: np.ndarray  # float64 BM25F pseudo term frequency
+    in_title: np.ndarray  # bool
+
+
+def _starts(sorted_values: np.ndarray) -> np.ndarray:
+    """Indices where a new value begins in a sorted array."""
+    if sorted_values.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    flags = np.empty(sorted_values.size, dtype=bool)
+    flags[0] = True
+    np.not_equal(sorted_values[1:], sorted_values[:-1], out=flags[1:])
+    return np.flatnonzero(flags)
+
+
+def _number_stems(analyzer: Analyzer, words: list[str]) -> tuple[list[str], np.ndarray]:
+    """Stem distinct words; returns the sorted stems and each word's stem number.
+
+    str order is code point order, which is also the UTF-8 byte order the Searcher uses.
+    """
+    stems = analyzer.stem_words(words)
+    terms = sorted(set(stems))
+    rank = dict(zip(terms, range(len(terms)), strict=True))
+    return terms, np.fromiter(map(rank.__getitem__, stems), dtype=np.int64, count=len(stems))
+
+
+def _ids(items: list, index: dict) -> np.ndarray:
+    return np.fromiter(map(index.__getitem__, items), dtype=np.int64, count=len(items))
+
+
+def _tokenize_latin(analyzer: Analyzer, docs: Sequence[IndexDoc]) -> _Words:
+    nseg = len(docs) * _NFIELDS
+    raw: list[bytes] = []
+    raw_counts: list[int] = []
+    for doc in docs:
+        for text in _fields(doc):
+            tokens = analyzer.raw_tokens(normalize(text))
+            raw.extend(tokens)
+            raw_counts.append(len(tokens))
+    distinct = list(dict.fromkeys(raw))
+    raw_ids = _ids(raw, dict(zip(distinct, range(len(distinct)), strict=True)))
+    del raw
+    raw_seg = np.repeat(np.arange(nseg, dtype=np.int64), np.asarray(raw_counts, dtype=np.int64))
+
+    # Fold, split and stem each distinct raw token once.
+    token_words: list[list[str]] = []
+    token_runs: dict[int, list[str]] = {}
+    for i, token in enumerate(distinct):
+        words, runs = analyzer.token_parts(token.decode("utf-8"))
+        token_words.append(words)
+        if runs:
+            token_runs[i] = runs
+    vocab = list(dict.fromkeys(chain.from_iterable(token_words)))
+    terms, stem_of_word = _number_stems(analyzer, vocab)
+    word_index = dict(zip(vocab, range(len(vocab)), strict=True))
+    words_per_token = np.fromiter(map(len, token_words), dtype=np.int64, count=len(token_words))
+    flat = stem_of_word[_ids(list(chain.from_iterable(token_words)), word_index)]
+
+    if words_per_token.size and bool((words_per_token == 1).all()):
+        term, seg = flat[raw_ids], raw_seg
+    else:
+        # Ragged expansion: occurrence of token t -> its words flat[first[t]:first[t] + n[t]].
+        first = np.cumsum(words_per_token) - words_per_token
+        n = words_per_token[raw_ids]
+        total = int(n.sum())
+        offset_in_token = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
+        term = flat[np.repeat(first[raw_ids], n) + offset_in_token]
+        seg = np.repeat(raw_seg, n)
+
+    pieces = [""] * nseg
+    if token_runs:
+        # Rare in Latin-language text: rebuild the CJK runs of the segments concerned, in order.
+        bounds = np.concatenate(([0], np.cumsum(raw_counts, dtype=np.int64)))
+        with_runs = np.isin(raw_ids, np.fromiter(token_runs, dtype=np.int64))
+        for s in np.unique(raw_seg[with_runs]).tolist():
+            ids = raw_ids[bounds[s] : bounds[s + 1]].tolist()
+            runs = [run for i in ids for run in token_runs.get(i, ())]
+            pieces[s] = "\n".join(runs) + "\n"
+    return _Words(terms, term, seg, pieces)
+
+
+def _tokenize_cjk(analyzer: Analyzer, docs: Sequence[IndexDoc]) -> _Words:
+    nseg = len(docs) * _NFIELDS
+    words: list[str] = []
+    word_counts: list[int] = []
+    pieces: list[str] = []
+    for doc in docs:
+        for text in _fields(doc):
+            runs, field_words = analyzer.split_cjk_text(normalize(text))
+            words.extend(field_words)
+            word_counts.append(len(field_words))
+            pieces.append("\n".join(runs) + "\n" if runs else "")
+    vocab = list(dict.fromkeys(words))
+    terms, stem_of_word = _number_stems(analyzer, vocab)
+    term = stem_of_word[_ids(words, dict(zip(vocab, range(len(vocab)), strict=True)))]
+    seg = np.repeat(np.arange(nseg, dtype=np.int64), np.asarray(word_counts, dtype=np.int64))
+    return _Words(terms, term, seg, pieces)
+
+
+# Documents per aggregation chunk. In this environment first-touching fresh memory costs
+# about 5 us per 4 KiB page, so one global sort over ~70 million CJK n-gram occurrences spent
+# most of its time in page faults. Chunks keep every temporary array below glibc's 32 MiB mmap
+# threshold, so the same heap memory is reused chunk after chunk.
+_CHUNK_DOCS = 1024
+_CHUNK_SEGBITS = (_CHUNK_DOCS - 1).bit_length() + 2
+
+
+def _aggregate(keys: np.ndarray, norm: np.ndarray, doc0: int) -> _Postings:
+    """One chunk's occurrence keys (term << _CHUNK_SEGBITS | local doc << 2 | field) ->
+    postings sorted by term, then document."""
+    keys.sort()
+    first = _starts(keys)
+    if first.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return _Postings(empty, empty, np.zeros(0), np.zeros(0, dtype=bool))
+    counts = np.diff(first, append=keys.size)
+    distinct = keys[first]
+    seg = (distinct & ((1 << _CHUNK_SEGBITS) - 1)).astype(np.intp)
+    weighted = counts * norm[seg]  # BM25F: field weight / field length normalisation
+    term_doc = distinct >> 2
+    group = _starts(term_doc)
+    tf = np.add.reduceat(weighted, group)
+    in_title = np.logical_or.reduceat((seg & 3) == 0, group)
+    td = term_doc[group].astype(np.int64)
+    docbits = _CHUNK_SEGBITS - 2
+    return _Postings(td >> docbits, (td & ((1 << docbits) - 1)) + doc0, tf, in_title)
+
+
+class _Family:
+    """Collects chunk postings of one term family and merges them term-major.
+
+    Chunks arrive in document order, so a counting scatter by term keeps documents ascending
+    within each term without a global sort.
+    """
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[_Postings, np.ndarray, np.ndarray]] = []
+
+    def add(self, postings: _Postings) -> None:
+        if postings.term.size:
+            first = _starts(postings.term)
+            terms = postings.term[first]
+            self.parts.append((postings, terms, np.diff(first, append=postings.term.size)))
+
+    def merge(self) -> tuple[np.ndarray, np.ndarray, _Postings]:
+        """(sorted distinct term keys, df per term, merged postings)."""
+        if not self.parts:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, _Postings(empty, empty, np.zeros(0), np.zeros(0, dtype=bool))
+        terms = np.unique(np.concatenate([t for _, t, _ in self.parts]))
+        dense = [np.searchsorted(terms, t) for _, t, _ in self.parts]
+        df = np.zeros(terms.size, dtype=np.int64)
+        for d, (_, _, counts) in zip(dense, self.parts, strict=True):
+            df[d] += counts  # d has no duplicates within a chunk
+        fill = np.cumsum(df) - df
+        total = int(df.sum())
+        doc = np.empty(total, dtype=np.int64)
+        tf = np.empty(total, dtype=np.float64)
+        in_title = np.empty(total, dtype=bool)
+        for d, (part, _, counts) in zip(dense, self.parts, strict=True):
+            within = np.arange(part.term.size) - np.repeat(np.cumsum(counts) - counts, counts)
+            pos = np.repeat(fill[d], counts) + within
+            doc[pos] = part.doc
+            tf[pos] = part.tf
+            in_title[pos] = part.in_title
+            fill[d] += counts
+        self.parts = []
+        return terms, df, _Postings(np.repeat(np.arange(terms.size), df), doc, tf, in_title)
+
+
+def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
+    """docs are given in list order: position 0 is the newest article (published_at desc,
+    then id asc). Returns the "search.*" files of the language's bundle directory; the output
+    is deterministic (same input -> byte-identical output)."""
+    analyzer = get_analyzer(language)
+    ndocs = len(docs)
+    nseg = ndocs * _NFIELDS
+    words = (_tokenize_cjk if analyzer.cjk else _tokenize_latin)(analyzer, docs)
+
+    # CJK code points of all segments in one array, "\n" between runs (not yet zh folded).
+    piece_lengths = np.fromiter(map(len, words.cjk_pieces), dtype=np.int64, count=nseg)
+    cps = np.frombuffer("".join(words.cjk_pieces).encode("utf-32-le"), dtype="<u4")
+    words.cjk_pieces = []
+    cjk_start = np.concatenate(([0], np.cumsum(piece_lengths)))
+    word_counts = np.bincount(words.seg, minlength=nseg)
+    word_start = np.concatenate(([0], np.cumsum(word_counts)))
+    chunks = [(d0, min(ndocs, d0 + _CHUNK_DOCS)) for d0 in range(0, ndocs, _CHUNK_DOCS)]
+
+    fold: np.ndarray | None = None
+    max_cp = max(int(cps.max()) if cps.size else 0, _SEP)
+    if analyzer.zh_fold:
+        fold = np.arange(max(max_cp, *analyzer.zh_fold) + 1, dtype=np.uint32)
+        fold[np.fromiter(analyzer.zh_fold, dtype=np.int64)] = np.fromiter(
+            analyzer.zh_fold.values(), dtype=np.uint32
+        )
+        max_cp = int(fold.max())
+
+    def chunk_cps(d0: int, d1: int) -> tuple[np.ndarray, np.ndarray]:
+        """Folded code points of a chunk and their local segment numbers."""
+        s0, s1 = d0 * _NFIELDS, d1 * _NFIELDS
+        raw = cps[cjk_start[s0] : cjk_start[s1]]
+        local_seg = np.repeat(np.arange(s1 - s0, dtype=np.uint64), piece_lengths[s0:s1])
+        return (fold[raw] if fold is not None else raw), local_seg
+
+    # Pass 1: which characters occur, and CJK characters per segment (field length).
+    present = np.zeros(max_cp + 1, dtype=bool)
+    cjk_chars = np.zeros(nseg, dtype=np.int64)
+    for d0, d1 in chunks:
+        folded, local_seg = chunk_cps(d0, d1)
+        present[folded] = True
+        cjk_chars[d0 * _NFIELDS : d1 * _NFIELDS] = np.bincount(
+            local_seg[folded != _SEP].astype(np.intp), minlength=(d1 - d0) * _NFIELDS
+        )
+    present[_SEP] = False
+    chars = np.flatnonzero(present)
+    cbits = max(1, chars.size.bit_length())
+    dense = np.cumsum(present, dtype=np.int64).astype(np.uint64)  # 1-based; separator -> 0
+    del present
+    if 2 * cbits + _CHUNK_SEGBITS > 64:
+        raise ValueError("too many distinct CJK characters for 64-bit bigram keys")
+
+    # BM25F length normalisation per (doc, field); length = words + CJK characters.
+    per_field = (word_counts + cjk_chars).reshape(ndocs, _NFIELDS).astype(np.float64)
+    avg = per_field.mean(axis=0) if ndocs else np.ones(_NFIELDS)
+    avg[avg == 0] = 1.0
+    weights = np.asarray(layout.FIELD_WEIGHTS)
+    b = np.asarray(layout.FIELD_B)
+    norm = (weights / (1.0 - b + b * per_field / avg)).reshape(-1)
+
+    # Pass 2: per chunk, occurrence keys -> postings; folded text for sequence checks.
+    word_family, uni_family, bi_family = _Family(), _Family(), _Family()
+    text_parts: list[bytes] = []
+    units = np.zeros(ndocs, dtype=np.int64)
+    for d0, d1 in chunks:
+        s0, s1 = d0 * _NFIELDS, d1 * _NFIELDS
+        chunk_norm = norm[s0:s1]
+        a, z = word_start[s0], word_start[s1]
+        word_keys = words.term[a:z].astype(np.uint64) << np.uint64(_CHUNK_SEGBITS) | (
+            words.seg[a:z] - s0
+        ).astype(np.uint64)
+        word_family.add(_aggregate(word_keys, chunk_norm, d0))
+
+        folded, local_seg = chunk_cps(d0, d1)
+        if folded.size == 0:
+            continue
+        text_parts.append(folded.tobytes().decode("utf-32-le").encode("utf-16-le"))
+        local_doc = (local_seg >> np.uint64(2)).astype(np.intp)
+        units[d0:d1] = np.bincount(local_doc, minlength=d1 - d0) + np.bincount(
+            local_doc[folded > 0xFFFF], minlength=d1 - d0
+        )
+        ci = dense[folded]
+        is_char = ci != 0
+        seg_shift = np.uint64(_CHUNK_SEGBITS)
+        uni_family.add(_aggregate(ci[is_char] << seg_shift | local_seg[is_char], chunk_norm, d0))
+        bigram = is_char[:-1] & is_char[1:]
+        pair = ci[:-1][bigram] << np.uint64(cbits) | ci[1:][bigram]
+        bi_family.add(_aggregate(pair << seg_shift | local_seg[:-1][bigram], chunk_norm, d0))
+
+    word_terms, word_df, word_postings = word_family.merge()
+    if not np.array_equal(word_terms, np.arange(len(words.terms))):
+        raise AssertionError("every stem must have postings")
+    uni_dense, uni_df, uni_postings = uni_family.merge()
+    bi_dense, bi_df, bi_postings = bi_family.merge()
+    unigram_cps = chars[uni_dense.astype(np.int64) - 1].astype(np.uint32)
+    bi_dense = bi_dense.astype(np.int64)
+    bigram_keys = chars[(bi_dense >> cbits) - 1].astype(np.uint64) << np.uint64(
+        UNIGRAM_SHIFT
+    ) | chars[(bi_dense & ((1 << cbits) - 1)) - 1].astype(np.uint64)
+
+    # BM25F scores plus the title tier, precomputed per posting.
+    families = (word_postings, uni_postings, bi_postings)
+    df = np.concatenate((word_df, uni_df, bi_df))
+    idf = np.log1p((ndocs - df + 0.5) / (df + 0.5))
+    tf = np.concatenate([p.tf for p in families])
+    scores = np.repeat(idf, df) * tf * (layout.K1 + 1.0) / (tf + layout.K1)
+    scores += np.concatenate([p.in_title for p in families]) * layout.TITLE_TIER
+    post_docs = np.concatenate([p.doc for p in families])
+    ptr = np.concatenate(([0], np.cumsum(df)))
+    textoff = np.concatenate(([0], np.cumsum(units)))
+    if ptr[-1] >= 1 << 32 or textoff[-1] >= 1 << 32:
+        raise ValueError("index too large for 32-bit offsets")
+
+    encoded_terms = [t.encode("utf-8") for t in words.terms]
+    wordoff = np.concatenate(([0], np.cumsum([len(t) for t in encoded_terms], dtype=np.int64)))
+    doc_type = "H" if ndocs <= layout.SHORT_DOC_LIMIT else "I"
+    meta = {
+        "format": layout.FORMAT_VERSION,
+        "analyzer": ANALYZER_VERSION,
+        "language": language,
+        "docs": ndocs,
+        "words": len(words.terms),
+        "unigrams": int(unigram_cps.size),
+        "bigrams": int(bigram_keys.size),
+        "postings": int(ptr[-1]),
+        "doc_type": doc_type,
+        "text_units": int(textoff[-1]),
+        "avg_field_length": {
+            name: round(float(x), 3) for name, x in zip(layout.FIELD_NAMES, avg, strict=True)
+        },
+    }
+    return {
+        layout.META: orjson.dumps(meta, option=orjson.OPT_SORT_KEYS),
+        layout.WORDS: b"".join(encoded_terms),
+        layout.WORDOFF: wordoff.astype("<u4").tobytes(),
+        layout.UNIGRAMS: unigram_cps.astype("<u4").tobytes(),
+        layout.BIGRAMS: bigram_keys.astype("<u8").tobytes(),
+        layout.PTR: ptr.astype("<u4").tobytes(),
+        layout.DOCS: post_docs.astype("<u2" if doc_type == "H" else "<u4").tobytes(),
+        layout.SCORES: scores.astype("<f4").tobytes(),
+        layout.TEXTOFF: textoff.astype("<u4").tobytes(),
+        layout.TEXT: b"".join(text_parts),
+    }

@@ -1,0 +1,19 @@
+"""Helpers shared by the search tests: build an index in memory and open a Searcher on it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.search.indexer import IndexDoc, build_index
+from app.search.searcher import Searcher
+
+
+def searcher_for(language: str, docs: Sequence[IndexDoc]) -> Searcher:
+    files = build_index(language, docs)
+    return Searcher(language, {name: memoryview(data) for name, data in files.items()})
+
+
+def doc(
+    title: str = "", summary: str = "", content: str = "", tags: Sequence[str] = ()
+) -> IndexDoc:
+    return IndexDoc(title, summary, content, tuple(tags))
