@@ -49,14 +49,16 @@ test: lint
 test-fast: install
 	$(BIN)/pytest -m "not e2e"
 
+# Load benchmark (needs wrk and nginx from Debian; bench-only tools from bench/requirements.txt).
 bench: install
+	$(BIN)/pip install --quiet -r bench/requirements.txt
 	$(BIN)/python bench/run.py
 
 # Regenerate the hashed lock files from pyproject.toml (needs network access to PyPI).
 lock: install
 	$(BIN)/pip install --quiet pip-tools==7.6.2
-	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras -o requirements.txt pyproject.toml
-	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --extra dev \
+	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url -o requirements.txt pyproject.toml
+	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url --extra dev \
 		-o requirements-dev.txt pyproject.toml
 
 clean:
