@@ -9,7 +9,7 @@ SERVER ?= gunicorn
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve test test-fast lint format bundles bench fuzz lock clean
+.PHONY: install serve test test-fast lint format bundles bench fuzz soak lock clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,14 @@ test-fast: install
 bench: install
 	$(BIN)/pip install --quiet -r bench/requirements.txt
 	$(BIN)/python bench/run.py
+
+# Long contract fuzz (schemathesis, 10 minutes) and a 5-minute soak against real gunicorn;
+# results go to docs/reliability.md by hand. make test runs short versions of both.
+fuzz: install
+	$(BIN)/python scripts/fuzz.py --long
+
+soak: install
+	$(BIN)/python scripts/soak.py --seconds 300
 
 # Regenerate the hashed lock files from pyproject.toml (needs network access to PyPI).
 lock: install

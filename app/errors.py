@@ -56,5 +56,27 @@ def serialize_error(req: falcon.Request, resp: falcon.Response, error: falcon.HT
     resp.content_type = JSON_TYPE
 
 
+def _body_read_errors() -> tuple[type[BaseException], ...]:
+    """What the server raises from `wsgi.input` when the request body itself is malformed."""
+    try:
+        from gunicorn.http.errors import NoMoreData, ParseException
+    except ImportError:  # another WSGI server
+        return ()
+    return (ParseException, NoMoreData)
+
+
+def _malformed_body(
+    req: falcon.Request, resp: falcon.Response, error: BaseException, params: dict[str, Any]
+) -> None:
+    # The client's fault (bad chunk framing, body cut short), not a 500; and the stream is
+    # out of step, so the connection must not carry another request.
+    resp.status = falcon.HTTP_400
+    resp.content_type = JSON_TYPE
+    resp.data = orjson.dumps({"detail": "Malformed request body"})
+    resp.set_header("Connection", "close")
+
+
 def install(app: falcon.App) -> None:
     app.set_error_serializer(serialize_error)
+    for exc_type in _body_read_errors():
+        app.add_error_handler(exc_type, _malformed_body)

@@ -123,7 +123,7 @@ LANGUAGE_PARAM = {
     "in": "path",
     "required": True,
     "description": "One of the nine language codes; anything else is a 400.",
-    "schema": {"type": "string"},
+    "schema": {"type": "string", "enum": list(LANGUAGES)},
 }
 PAGE_PARAMS = [
     {
@@ -167,8 +167,19 @@ def _get(
     }
 
 
-def _cached(schema: dict[str, Any], description: str) -> dict[str, Any]:
-    return {**_json(schema, description), "headers": _CACHE_HEADERS}
+def _cached(
+    schema: dict[str, Any], description: str, comment_on: str | None = None
+) -> dict[str, Any]:
+    """A cacheable 200; `comment_on` is the runtime expression of an article id in the body,
+    linking the response to the comment operations on that article."""
+    response = {**_json(schema, description), "headers": _CACHE_HEADERS}
+    if comment_on is not None:
+        article = {"language": "$request.path.language", "article_id": comment_on}
+        response["links"] = {
+            "CommentOnArticle": {"operationId": "createComment", "parameters": article},
+            "ListArticleComments": {"operationId": "listComments", "parameters": article},
+        }
+    return response
 
 
 ARTICLE_PATHS: dict[str, Any] = {
@@ -185,7 +196,7 @@ ARTICLE_PATHS: dict[str, Any] = {
                 "schema": {"type": "string"},
             },
         ],
-        _cached(_ref("ArticleList"), "A page of articles"),
+        _cached(_ref("ArticleList"), "A page of articles", "$response.body#/items/0/id"),
         COMMON_ERRORS,
         "listArticles",
     ),
@@ -205,7 +216,11 @@ ARTICLE_PATHS: dict[str, Any] = {
                 },
             },
         ],
-        _cached({"type": "array", "items": _ref("ArticleSummary")}, "Newest articles"),
+        _cached(
+            {"type": "array", "items": _ref("ArticleSummary")},
+            "Newest articles",
+            "$response.body#/0/id",
+        ),
         COMMON_ERRORS,
         "latestArticles",
     ),
@@ -232,7 +247,7 @@ ARTICLE_PATHS: dict[str, Any] = {
             LANGUAGE_PARAM,
             {"name": "article_id", "in": "path", "required": True, "schema": {"type": "string"}},
         ],
-        _cached(_ref("Article"), "The article"),
+        _cached(_ref("Article"), "The article", "$response.body#/id"),
         {"400": _error("Unsupported language"), "404": _error("Article not found")},
         "getArticle",
     ),
@@ -275,11 +290,19 @@ for _item in OPS_PATHS.values():
     del _item["get"]["responses"]["304"]  # these are never conditional
 
 
+# The server answers this itself, before any route, for a request line over its limit.
+_URI_TOO_LONG = _error("Request line too long")
+
+
 def openapi_document(extra_paths: dict[str, Any]) -> dict[str, Any]:
     """The whole document; `extra_paths` may carry a "components" key to merge."""
     extra = copy.deepcopy(extra_paths)
     components = extra.pop("components", {})
     schemas = {**SCHEMAS, **components.get("schemas", {})}
+    paths = copy.deepcopy({**ARTICLE_PATHS, **extra, **OPS_PATHS})
+    for item in paths.values():
+        for operation in item.values():
+            operation["responses"].setdefault("414", _URI_TOO_LONG)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -287,6 +310,6 @@ def openapi_document(extra_paths: dict[str, Any]) -> dict[str, Any]:
             "version": "1.0.0",
             "description": "Read-only news articles in nine languages, with comments.",
         },
-        "paths": {**ARTICLE_PATHS, **extra, **OPS_PATHS},
+        "paths": paths,
         "components": {**components, "schemas": schemas},
     }

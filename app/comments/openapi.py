@@ -84,6 +84,31 @@ def _with_head(get: dict[str, Any]) -> dict[str, Any]:
     return {"get": get, "head": head}
 
 
+def _created_links() -> dict[str, Any]:
+    """What a client (or a stateful fuzzer) can do next with the comment it created."""
+    same_article = {
+        "language": "$request.path.language",
+        "article_id": "$request.path.article_id",
+    }
+    this_comment = {**same_article, "comment_id": "$response.body#/id"}
+    return {
+        "GetComment": {"operationId": "getComment", "parameters": this_comment},
+        "DeleteComment": {"operationId": "deleteComment", "parameters": this_comment},
+        "ListComments": {"operationId": "listComments", "parameters": same_article},
+        "CountComments": {"operationId": "countComments", "parameters": same_article},
+        "CountCommentsBatch": {"operationId": "countCommentsBatch", "parameters": same_article},
+        "ReplyToComment": {
+            "operationId": "createComment",
+            "parameters": same_article,
+            "requestBody": {
+                "author": "reader",
+                "content": "a reply",
+                "parent_id": "$response.body#/id",
+            },
+        },
+    }
+
+
 def openapi_paths() -> dict[str, Any]:
     page = [
         {
@@ -151,6 +176,7 @@ def openapi_paths() -> dict[str, Any]:
                     "201": {
                         **_ok("The comment, durably stored.", "Comment"),
                         "headers": created_headers,
+                        "links": _created_links(),
                     },
                     "400": _LANGUAGE_ERROR,
                     "404": _NO_ARTICLE,

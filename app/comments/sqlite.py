@@ -21,7 +21,9 @@ _IDLE_MAX = 32
 class SQLiteStore(SQLStore):
     dialect = "sqlite"
 
-    def __init__(self, path: Path, busy_timeout: float = 5.0) -> None:
+    # Writes take milliseconds in WAL mode; a lock held for seconds is a stuck writer, and a
+    # sync worker waiting on it serves nothing else meanwhile, so give up (503) early.
+    def __init__(self, path: Path, busy_timeout: float = 2.0) -> None:
         super().__init__()
         self.path = path
         self.busy_timeout = busy_timeout

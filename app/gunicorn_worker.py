@@ -1,0 +1,87 @@
+"""gunicorn workers whose own error answers follow the API contract.
+
+gunicorn answers requests it cannot parse (bad request line, header too large, URI too
+long, invalid header) itself, before the app sees them, with an HTML page. The contract
+says every error is JSON with a `detail`, and every response carries
+`X-Content-Type-Options: nosniff`. These workers keep gunicorn's status choice (and its
+logging) and only rewrite the bytes it writes: `Worker.handle_error` is the single place
+gunicorn builds such a page, and it writes it with one `sendall` on the client socket.
+
+Use `app.gunicorn_worker.JsonErrorSync` or `app.gunicorn_worker.JsonErrorThread` as
+`worker_class` (app/gunicorn_conf.py maps NEWS_WORKER_CLASS=sync/gthread to them). Their
+names must not end in "SyncWorker": gunicorn swaps such classes for its own gthread worker.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import orjson
+from gunicorn.workers.gthread import ThreadWorker
+from gunicorn.workers.sync import SyncWorker
+
+# Longest client-supplied text echoed into `detail` (gunicorn's message quotes the input).
+_DETAIL_MAX = 200
+_SERVER_ERROR = 500
+
+
+def json_error_response(status: int, reason: str, detail: str) -> bytes:
+    body = orjson.dumps({"detail": detail})
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\n"
+        "Connection: close\r\n"
+        "Content-Type: application/json\r\n"
+        "X-Content-Type-Options: nosniff\r\n"
+        "Cache-Control: no-store\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode("latin-1") + body
+
+
+def _detail(status: int, reason: str, exc: BaseException) -> str:
+    if status >= _SERVER_ERROR:
+        # Never the exception text of a server-side failure: it may name paths or internals.
+        return reason
+    message = str(exc).strip()
+    if not message:
+        return reason
+    if len(message) > _DETAIL_MAX:
+        message = message[:_DETAIL_MAX] + "..."
+    return f"{reason}: {message}"
+
+
+class _ErrorPageRewriter:
+    """Stands in for the client socket during `handle_error`: the HTML page gunicorn
+    sends is replaced by the same status with a JSON body; everything else is the socket."""
+
+    def __init__(self, sock: socket.socket, exc: BaseException) -> None:
+        self._sock = sock
+        self._exc = exc
+
+    def sendall(self, data: bytes) -> None:
+        status_line = data.split(b"\r\n", 1)[0].decode("latin-1")
+        _version, code, reason = [*status_line.split(" ", 2), "", ""][:3]
+        try:
+            status = int(code)
+        except ValueError:  # not the page we expected: pass it through unchanged
+            self._sock.sendall(data)
+            return
+        reason = reason or "Error"
+        self._sock.sendall(json_error_response(status, reason, _detail(status, reason, self._exc)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+class JsonErrorsMixin:
+    def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
+        super().handle_error(req, _ErrorPageRewriter(client, exc), addr, exc)  # type: ignore[misc]
+
+
+class JsonErrorSync(JsonErrorsMixin, SyncWorker):
+    """gunicorn's sync worker with JSON error answers."""
+
+
+class JsonErrorThread(JsonErrorsMixin, ThreadWorker):
+    """gunicorn's gthread worker with JSON error answers."""

@@ -1,0 +1,37 @@
+"""schemathesis hooks for the contract fuzz run (loaded via SCHEMATHESIS_HOOKS).
+
+`error_contract` adds the contract's rules that no OpenAPI schema can state: every
+response carries nosniff, and every error is a JSON object with `detail` that shows no
+stack trace or server path. The document itself is used as served: its links drive the
+stateful phase (article -> create comment -> get/list/count/delete/reply).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import schemathesis
+
+# Text that would mean an internal detail leaked into an answer.
+LEAK_MARKERS = ("Traceback", 'File "', "/work/", "site-packages", '.py"', "Exception:")
+
+
+@schemathesis.check
+def error_contract(ctx: Any, response: Any, case: Any) -> bool | None:
+    assert response.headers.get("x-content-type-options", [""])[0] == "nosniff", (
+        "response lacks X-Content-Type-Options: nosniff"
+    )
+    if response.status_code < 400:
+        return None
+    text = response.text
+    for marker in LEAK_MARKERS:
+        assert marker not in text, f"error body leaks internals ({marker!r}): {text[:300]}"
+    if case.method.upper() == "HEAD":
+        return None
+    try:
+        body = json.loads(text)
+    except ValueError:
+        raise AssertionError(f"error body is not JSON: {text[:300]!r}") from None
+    assert isinstance(body, dict) and "detail" in body, f"error body has no detail: {text[:300]}"
+    return None
