@@ -3,8 +3,8 @@
 Pure-Python counting of 10,000 CJK articles (about 60 million n-grams) takes tens of seconds,
 so Python only normalises and tokenises text (and folds/stems each distinct token once);
 n-gram generation, the (term, document, field) aggregation and BM25F scoring run in numpy
-on bit-packed int keys. numpy is a build-time dependency only: the request path never
-imports it.
+on bit-packed int keys. (The request path uses numpy too, for posting-list intersection
+and ranking over zero-copy views of the mapped arrays: see app/search/searcher.py.)
 """
 
 from __future__ import annotations

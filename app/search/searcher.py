@@ -1,27 +1,32 @@
 """Request-path search over the memory-mapped index written by app.search.indexer.
 
-Construction only casts memoryviews and reads the small JSON meta file, so workers share
-the mapped pages and start in microseconds. A query is analysed, each term is found by
-binary search, and postings are intersected starting from the rarest term, so the work is
-bounded by the shortest posting list times the number of terms, never by the corpus size.
+Construction only casts memoryviews, wraps the posting arrays in zero-copy numpy views and
+reads the small JSON meta file, so workers share the mapped pages and start in microseconds.
+A query is analysed, each term is found by binary search, and postings are intersected in
+numpy starting from the rarest term (binary search of the candidates, or one bincount pass
+when they are dense); 3+-character CJK runs are verified per candidate; only the candidates
+that can reach the requested page are sorted. Results are identical to a sequential Python
+implementation (tests/search/test_equivalence.py).
 """
 
 from __future__ import annotations
 
-import heapq
 import re
 import sys
 from bisect import bisect_left
 from collections.abc import Mapping
+from itertools import repeat
+from operator import is_not
 
+import numpy as np
 import orjson
 
 from app.search import layout
 from app.search.analyzers import ANALYZER_VERSION, get_analyzer
 
-# Probe a long posting list with binary searches while the candidates are this many times
-# fewer than its entries; otherwise materialising it as a dict once is cheaper.
-_PROBE_RATIO = 16
+# Relative cost of binary-searching one candidate in a posting list versus counting one
+# posting (or clearing one document slot) in the dense bincount pass; see _intersect.
+_PROBE_COST = 5
 
 
 class Searcher:
@@ -74,8 +79,12 @@ class Searcher:
         self._ptr = self._array(files, layout.PTR, "I", nwords + nuni + nbi + 1)
         self._docs = self._array(files, layout.DOCS, doc_type, npostings)
         self._scores = self._array(files, layout.SCORES, "f", npostings)
+        # Zero-copy numpy views of the same mapped pages, for vectorised intersection.
+        self._np_docs = np.frombuffer(self._docs, dtype="<u2" if doc_type == "H" else "<u4")
+        self._np_scores = np.frombuffer(self._scores, dtype="<f4")
         self._textoff = self._array(files, layout.TEXTOFF, "I", ndocs + 1)
         self._text = files[layout.TEXT]
+        self._np_textoff = np.frombuffer(self._textoff, dtype="<u4")
         # Spot checks of the array contents (cheap: no full scan at start-up).
         if self._ptr[0] != 0 or self._ptr[-1] != npostings:
             raise ValueError(f"search index for {language}: posting offsets do not match")
@@ -119,14 +128,30 @@ class Searcher:
             return first_term + i
         return -1
 
-    def _has_sequences(self, doc: int, patterns: list[re.Pattern[bytes]]) -> bool:
-        start = 2 * self._textoff[doc]
-        end = 2 * self._textoff[doc + 1]
-        for pattern in patterns:
+    def _with_sequences(self, cand: np.ndarray, phrases: tuple[str, ...]) -> np.ndarray:
+        """Mask of the candidates whose folded CJK text contains every phrase: one regex
+        search per candidate (a C-level map, no Python frame), stopping at the first match."""
+        text = self._text
+        doc = cand.astype(np.intp)
+        mask = np.ones(cand.size, dtype=bool)
+        for phrase in phrases:
+            search = re.compile(re.escape(phrase.encode("utf-16-le"))).search
+            starts = (self._np_textoff[doc].astype(np.int64) * 2).tolist()
+            ends = (self._np_textoff[doc + 1].astype(np.int64) * 2).tolist()
+            found = list(map(search, repeat(text), starts, ends))
+            keep = np.fromiter(map(is_not, found, repeat(None)), dtype=bool, count=len(found))
             # UTF-16 code units are 2 bytes: only an even offset is a real character match.
-            if not any(m.start() % 2 == 0 for m in pattern.finditer(self._text, start, end)):
-                return False
-        return True
+            # An odd-offset match is rare; it may overlap a real one, so search on from there.
+            for i in np.flatnonzero(keep).tolist():
+                m = found[i]
+                while m is not None and m.start() & 1:
+                    m = search(text, m.start() + 1, ends[i])
+                keep[i] = m is not None
+            mask[mask] = keep
+            doc = doc[keep]
+            if not doc.size:
+                break
+        return mask
 
     def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
         """Returns (total matching docs, doc positions of rows offset..offset+limit-1), by
@@ -140,39 +165,56 @@ class Searcher:
         term_ids += [self._find(self._bigrams, key, first_bigram) for key in terms.bigrams]
         if min(term_ids) < 0:
             return 0, []
-        ptr, docs, scores = self._ptr, self._docs, self._scores
+        ptr = self._ptr
         ranges = sorted({(ptr[t], ptr[t + 1]) for t in term_ids}, key=lambda r: (r[1] - r[0], r))
-
-        lo, hi = ranges[0]
-        acc: dict[int, float] = dict(zip(docs[lo:hi], scores[lo:hi], strict=True))
-        for lo, hi in ranges[1:]:
-            if len(acc) * _PROBE_RATIO < hi - lo:
-                merged: dict[int, float] = {}
-                for doc, score in acc.items():
-                    i = bisect_left(docs, doc, lo, hi)
-                    if i < hi and docs[i] == doc:
-                        merged[doc] = score + scores[i]
-            else:
-                other = dict(zip(docs[lo:hi], scores[lo:hi], strict=True))
-                merged = {doc: score + other[doc] for doc, score in acc.items() if doc in other}
-            acc = merged
-            if not acc:
-                return 0, []
-
+        cand, acc = self._intersect(ranges)
+        if not cand.size:
+            return 0, []
         if terms.phrases:
-            patterns = [re.compile(re.escape(p.encode("utf-16-le"))) for p in terms.phrases]
-            acc = {doc: s for doc, s in acc.items() if self._has_sequences(doc, patterns)}
+            keep = self._with_sequences(cand, terms.phrases)
+            cand = cand[keep]
+            acc = acc[keep]
 
-        total = len(acc)
+        total = int(cand.size)
         if offset >= total or limit <= 0:
             return total, []
         want = offset + limit
-        if want * 4 < total:
-            top = heapq.nsmallest(want, acc.items(), key=_rank_key)
-        else:
-            top = sorted(acc.items(), key=_rank_key)[:want]
-        return total, [doc for doc, _ in top[offset:]]
+        neg = -acc
+        if want < total:
+            # Keep only the candidates that can reach the first `want` rows, with every tie at
+            # the boundary. (np.sort, not np.partition: introselect is pathologically slow on
+            # the many equal scores of real postings.)
+            top = neg <= np.sort(neg)[want - 1]
+            cand = cand[top]
+            neg = neg[top]
+        order = np.lexsort((cand, neg))[offset:want]
+        return total, cand[order].tolist()
 
-
-def _rank_key(item: tuple[int, float]) -> tuple[float, int]:
-    return (-item[1], item[0])
+    def _intersect(self, ranges: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        """Documents in every posting range (ascending) and their float64 score sums, added
+        in `ranges` order (rarest first), exactly like a sequential Python sum."""
+        docs, scores = self._np_docs, self._np_scores
+        lo, hi = ranges[0]
+        sizes = sum(end - start for start, end in ranges)
+        if (hi - lo) * (len(ranges) - 1) * _PROBE_COST > sizes + self.ndocs // 2:
+            # Dense candidates: one counting pass over all the postings beats binary search.
+            # bincount adds the weights sequentially, so the sums are the same.
+            all_docs = np.concatenate([docs[a:b] for a, b in ranges])
+            all_scores = np.concatenate([scores[a:b] for a, b in ranges])
+            counts = np.bincount(all_docs, minlength=self.ndocs)
+            cand = np.flatnonzero(counts == len(ranges))
+            sums = np.bincount(all_docs, weights=all_scores, minlength=self.ndocs)
+            return cand, sums[cand]
+        # Sparse: binary-search each candidate of the rarest list in the next lists.
+        cand = docs[lo:hi]
+        acc = scores[lo:hi].astype(np.float64)
+        for lo, hi in ranges[1:]:
+            other = docs[lo:hi]
+            idx = np.searchsorted(other, cand)
+            np.minimum(idx, hi - lo - 1, out=idx)
+            hit = other[idx] == cand
+            cand = cand[hit]
+            if not cand.size:
+                break
+            acc = acc[hit] + scores[lo + idx[hit]]
+        return cand, acc

@@ -1,0 +1,145 @@
+"""The vectorised Searcher returns exactly what a straightforward pure-Python reference does:
+same total, same rows, same order (score desc, then position asc), on the sample corpus and
+on random corpora and queries, through both intersection strategies."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.search import searcher as searcher_module
+from app.search.analyzers import WORD_RE
+from app.search.searcher import Searcher
+from tests.search.conftest import doc, searcher_for
+from tests.search.corpus import load_jsonl
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
+LANGUAGES = ("en", "fr", "de", "es", "it", "ja", "ko", "zh_cn", "zh_tw")
+PAGES = ((0, 20), (0, 1), (3, 5), (0, 10**6), (10**6, 10), (0, 0))
+
+
+def reference(s: Searcher, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
+    """Dicts, a Python sum in rarest-first order, `in` on the decoded text, sorted()."""
+    terms = s._analyzer.analyze_query(query)
+    if terms.empty:
+        return 0, []
+    words = [bytes(s._words[s._wordoff[i] : s._wordoff[i + 1]]) for i in range(s._nwords)]
+    unigrams, bigrams = list(s._unigrams), list(s._bigrams)
+    first_bigram = s._nwords + len(unigrams)
+    term_ids = []
+    for word in terms.words:
+        term_ids.append(words.index(word.encode()) if word.encode() in words else None)
+    for cp in terms.unigrams:
+        term_ids.append(s._nwords + unigrams.index(cp) if cp in unigrams else None)
+    for key in terms.bigrams:
+        term_ids.append(first_bigram + bigrams.index(key) if key in bigrams else None)
+    if None in term_ids:
+        return 0, []
+    ranges = sorted({(s._ptr[t], s._ptr[t + 1]) for t in term_ids}, key=lambda r: r[1] - r[0])
+    postings = [dict(zip(s._docs[lo:hi], s._scores[lo:hi], strict=True)) for lo, hi in ranges]
+    matches = []
+    for d in postings[0]:
+        if all(d in p for p in postings):
+            text = bytes(s._text[2 * s._textoff[d] : 2 * s._textoff[d + 1]]).decode("utf-16-le")
+            if all(phrase in text for phrase in terms.phrases):
+                score = 0.0
+                for p in postings:
+                    score += p[d]
+                matches.append((-score, d))
+    matches.sort()
+    return len(matches), [d for _, d in matches[offset : offset + limit]]
+
+
+@contextmanager
+def probe_cost(cost: int) -> Iterator[None]:
+    """0 forces the dense (bincount) intersection, a huge cost the binary-search one."""
+    saved = searcher_module._PROBE_COST
+    searcher_module._PROBE_COST = cost
+    try:
+        yield
+    finally:
+        searcher_module._PROBE_COST = saved
+
+
+def sample_queries(s: Searcher, texts: list[str], rng: random.Random) -> list[str]:
+    queries = []
+    for text in texts:
+        if s._analyzer.cjk:
+            runs = [r for r in re.split(r"[\s\W\d_a-zA-Z]+", text) if r]
+            for run in rng.sample(runs, min(3, len(runs))):
+                start = rng.randrange(len(run))
+                queries.append(run[start : start + rng.randint(1, 4)])
+        words = WORD_RE.findall(text.lower())
+        if words:
+            queries.append(" ".join(rng.sample(words, min(len(words), rng.randint(1, 3)))))
+    return [*queries, "the", "a b", "!!", "経済", "经济 市场", "대통령", "zzzzqx"]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_same_results_as_reference_on_the_sample_corpus(language: str) -> None:
+    articles = load_jsonl(SAMPLE / f"{language}.jsonl")
+    s = searcher_for(language, [a.index_doc() for a in articles])
+    rng = random.Random(language)
+    texts = [f"{a.title} {a.summary} {a.content}" for a in articles] * 3
+    queries = sample_queries(s, texts, rng)
+    assert len(queries) > 30
+    for cost in (0, 10**9, searcher_module._PROBE_COST):
+        with probe_cost(cost):
+            for query in queries:
+                for offset, limit in PAGES:
+                    expected = reference(s, query, offset, limit)
+                    assert s.search(query, offset, limit) == expected, (query, offset, limit)
+
+
+# Small vocabularies so that queries hit, documents share terms and scores tie.
+LATIN_VOCAB = ["alpha", "beta", "gamma", "delta", "news", "report", "vote", "votes"]
+CJK_VOCAB = list("経済日本新聞市場政府大統領乎一")
+PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def corpus_and_queries(draw: st.DrawFn) -> tuple[str, list, list[str]]:
+    language = draw(st.sampled_from(["en", "ja", "zh_cn"]))
+    vocab = LATIN_VOCAB if language == "en" else CJK_VOCAB
+    joiner = " " if language == "en" else draw(st.sampled_from(["", "", " "]))
+    field = st.lists(st.sampled_from(vocab), max_size=8).map(joiner.join)
+    docs = draw(
+        st.lists(
+            st.builds(doc, field, field, field, st.lists(st.sampled_from(vocab), max_size=2)),
+            min_size=1,
+            max_size=25,
+        )
+    )
+    separator = " " if language == "en" else draw(st.sampled_from([" ", ""]))
+    query = st.lists(st.sampled_from(vocab), min_size=1, max_size=5).map(separator.join)
+    return language, docs, draw(st.lists(query, min_size=1, max_size=4))
+
+
+@PROPERTY
+@given(
+    data=corpus_and_queries(),
+    cost=st.sampled_from([0, 10**9, searcher_module._PROBE_COST]),
+    page=st.tuples(st.integers(0, 30), st.integers(0, 30)),
+)
+def test_same_results_as_reference_on_random_corpora(
+    data: tuple[str, list, list[str]], cost: int, page: tuple[int, int]
+) -> None:
+    language, docs, queries = data
+    s = searcher_for(language, docs)
+    with probe_cost(cost):
+        for query in queries:
+            assert s.search(query, *page) == reference(s, query, *page), query
+
+
+def test_sequence_after_an_odd_offset_lookalike() -> None:
+    # "一乎乎乎" in UTF-16-LE is 00 4e 4e 4e 4e 4e 4e 4e: "乎乎乎" first matches the bytes at
+    # the odd offset 1, overlapping the real match at offset 2.
+    s = searcher_for("ja", [doc("一乎乎乎"), doc("乎一乎乎")])
+    assert s.search("乎乎乎", 0, 10) == (1, [0])
