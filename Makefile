@@ -28,7 +28,7 @@ bundles: $(BUNDLE_DIR)/manifest.json
 serve: bundles
 ifeq ($(SERVER),granian)
 	NEWS_BUNDLE_DIR=$(BUNDLE_DIR) $(BIN)/granian --interface wsgi --host $(HOST) --port $(PORT) \
-		--workers $${WEB_CONCURRENCY:-2} app.wsgi:app
+		--workers $${WEB_CONCURRENCY:-2} --respawn-failed-workers app.wsgi:app
 else
 	NEWS_BUNDLE_DIR=$(BUNDLE_DIR) NEWS_BIND=$(HOST):$(PORT) \
 		$(BIN)/gunicorn -c app/gunicorn_conf.py app.wsgi:app

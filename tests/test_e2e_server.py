@@ -1,4 +1,4 @@
-"""End to end: real builder, real gunicorn on a free loopback port, stdlib HTTP client.
+"""End to end: real builder, real gunicorn (and granian) on a free loopback port, stdlib client.
 
 Swaps in a new bundle while threads send requests: no request may fail, the new article
 must become visible, and SIGTERM must stop the server cleanly.
@@ -38,6 +38,7 @@ from tests.helpers import (
 pytestmark = pytest.mark.e2e
 
 GUNICORN = Path(sys.executable).parent / "gunicorn"
+GRANIAN = Path(sys.executable).parent / "granian"
 CONF = PROJECT_ROOT / "app" / "gunicorn_conf.py"
 START_TIMEOUT = 15.0
 STOP_TIMEOUT = 10.0
@@ -83,8 +84,18 @@ class Server:
         return self.request("GET", path, headers)
 
 
+def server_command(kind: str, port: int) -> list[str]:
+    """gunicorn (the default) or granian, as `make serve SERVER=...` runs them."""
+    if kind == "granian":
+        return [
+            str(GRANIAN), "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port),
+            "--workers", "2", "--respawn-failed-workers", "app.wsgi:app",
+        ]  # fmt: skip
+    return [str(GUNICORN), "-c", str(CONF), "app.wsgi:app"]
+
+
 def start_server(
-    tmp: Path, bundle_dir: Path, port: int, check_interval: str = "0.2"
+    tmp: Path, bundle_dir: Path, port: int, check_interval: str = "0.2", kind: str = "gunicorn"
 ) -> tuple[subprocess.Popen[bytes], Path]:
     env = {
         **os.environ,
@@ -95,10 +106,10 @@ def start_server(
         "NEWS_CACHE_MAX_AGE": "77",
         "WEB_CONCURRENCY": "2",
     }
-    log = tmp / "gunicorn.log"
+    log = tmp / f"{kind}.log"
     with open(log, "wb") as fh:
         process = subprocess.Popen(
-            [str(GUNICORN), "-c", str(CONF), "app.wsgi:app"],
+            server_command(kind, port),
             cwd=PROJECT_ROOT,
             env=env,
             stdout=fh,
@@ -115,15 +126,17 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=STOP_TIMEOUT)
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("e2e")
+@pytest.fixture(scope="module", params=["gunicorn", "granian"])
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp(f"e2e-{request.param}")
     src = tmp / "src"
     write_corpus(src, corpus_records())
     bundle_dir = tmp / "bundle"
     build(src, bundle_dir)
     port = free_port()
-    process, log = start_server(tmp, bundle_dir, port)
+    process, log = start_server(tmp, bundle_dir, port, kind=request.param)
     srv = Server(port, process, bundle_dir, src, log)
     try:
         deadline = time.monotonic() + START_TIMEOUT
