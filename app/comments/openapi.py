@@ -2,8 +2,8 @@
 
 `openapi_paths()` returns path items keyed by path template plus one extra key,
 "components", whose schemas and security schemes the app factory merges into the
-document's own `components`. Component names all start with "Comment" or "Admin" so
-they cannot collide with the article schemas.
+document's own `components`. Errors use the document's shared `Error` and
+`ValidationError` schemas; the comment schemas' names start with "Comment" or "Admin".
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from app.comments.validation import AUTHOR_MAX, CONTENT_MAX, IDEMPOTENCY_KEY_MAX, MAX_BODY_BYTES
 from app.languages import LANGUAGES
-from app.params import PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX
+from app.openapi import LANGUAGE_PARAM, PAGE_PARAMS
 
 BASE = "/api/v1/{language}"
 LIST_PATH = BASE + "/articles/{article_id}/comments"
@@ -38,7 +38,7 @@ def _path_param(name: str, description: str, **schema: Any) -> dict[str, Any]:
     }
 
 
-_LANGUAGE = _path_param("language", "Language code.", enum=list(LANGUAGES))
+_LANGUAGE = LANGUAGE_PARAM
 _ARTICLE = _path_param("article_id", "Article id (percent-encoded in the path).")
 _COMMENT = _path_param("comment_id", "Comment id.")
 
@@ -48,11 +48,11 @@ def _ok(description: str, schema: str) -> dict[str, Any]:
 
 
 def _error(description: str) -> dict[str, Any]:
-    return _ok(description, "CommentError")
+    return _ok(description, "Error")  # the document's shared {"detail": str} schema
 
 
 _LANGUAGE_ERROR = _error("Unsupported language.")
-_VALIDATION = _ok("Invalid parameters or body.", "CommentValidationError")
+_VALIDATION = _ok("Invalid parameters or body.", "ValidationError")
 _NO_ARTICLE = _error("Article not found.")
 _UNAVAILABLE = _error("Comment store unavailable.")
 _NO_STORE = {"Cache-Control": {"description": "Always `no-store`.", "schema": {"type": "string"}}}
@@ -110,32 +110,7 @@ def _created_links() -> dict[str, Any]:
 
 
 def openapi_paths() -> dict[str, Any]:
-    page = [
-        {
-            "name": "page",
-            "in": "query",
-            "required": False,
-            "schema": {"type": "integer", "minimum": 1, "default": 1},
-        },
-        {
-            "name": "page_size",
-            "in": "query",
-            "required": False,
-            "schema": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": PAGE_SIZE_MAX,
-                "default": PAGE_SIZE_DEFAULT,
-            },
-        },
-        {
-            "name": "order",
-            "in": "query",
-            "required": False,
-            "description": "`newest`: created_at then id descending; `oldest`: ascending.",
-            "schema": {"type": "string", "enum": ["newest", "oldest"], "default": "newest"},
-        },
-    ]
+    page = PAGE_PARAMS
     idempotency_key = {
         "name": "Idempotency-Key",
         "in": "header",
@@ -355,29 +330,6 @@ def _schemas() -> dict[str, Any]:
             "properties": {
                 "language": string,
                 "counts": {"type": "object", "additionalProperties": {"type": ["integer", "null"]}},
-            },
-        },
-        "CommentError": {
-            "type": "object",
-            "required": ["detail"],
-            "properties": {"detail": string},
-        },
-        "CommentValidationError": {
-            "type": "object",
-            "required": ["detail"],
-            "properties": {
-                "detail": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["loc", "msg", "type"],
-                        "properties": {
-                            "loc": {"type": "array", "items": {"anyOf": [string, integer]}},
-                            "msg": string,
-                            "type": string,
-                        },
-                    },
-                }
             },
         },
     }
