@@ -84,8 +84,14 @@ class Server:
             return [str(VENV_BIN / "gunicorn"), "-c", "app/gunicorn_conf.py", target]
         return [
             str(VENV_BIN / "granian"),
+            # GRANIAN_OPTS of the Makefile: what `make serve SERVER=granian` runs.
             "--interface",
             "wsgi",
+            "--blocking-threads",
+            "1",
+            "--backpressure",
+            "32",
+            "--respawn-failed-workers",
             "--workers",
             str(WORKERS),
             "--host",

@@ -88,8 +88,9 @@ def server_command(kind: str, port: int) -> list[str]:
     """gunicorn (the default) or granian, as `make serve SERVER=...` runs them."""
     if kind == "granian":
         return [
-            str(GRANIAN), "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port),
-            "--workers", "2", "--respawn-failed-workers", "app.wsgi:app",
+            str(GRANIAN), "--interface", "wsgi", "--blocking-threads", "1", "--backpressure", "32",
+            "--respawn-failed-workers", "--host", "127.0.0.1", "--port", str(port),
+            "--workers", "2", "app.wsgi:app",
         ]  # fmt: skip
     return [str(GUNICORN), "-c", str(CONF), "app.wsgi:app"]
 
