@@ -6,11 +6,9 @@ must become visible, and SIGTERM must stop the server cleanly.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -18,7 +16,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -34,6 +31,7 @@ from tests.helpers import (
     good,
     write_corpus,
 )
+from tests.http_support import Response, exchange, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -42,22 +40,6 @@ GRANIAN = Path(sys.executable).parent / "granian"
 CONF = PROJECT_ROOT / "app" / "gunicorn_conf.py"
 START_TIMEOUT = 15.0
 STOP_TIMEOUT = 10.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class Response:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
 
 
 @dataclass
@@ -71,14 +53,7 @@ class Server:
     def request(
         self, method: str, path: str, headers: dict[str, str] | None = None, timeout: float = 5
     ) -> Response:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            conn.request(method, path, headers=headers or {})
-            resp = conn.getresponse()
-            body = resp.read()
-            return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, body)
-        finally:
-            conn.close()
+        return exchange(self.port, method, path, headers=headers, timeout=timeout)
 
     def get(self, path: str, headers: dict[str, str] | None = None) -> Response:
         return self.request("GET", path, headers)

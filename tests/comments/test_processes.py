@@ -11,7 +11,6 @@ import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from urllib.parse import quote
 import pytest
 
 from tests.comments.support import ADMIN_TOKEN, pg_dsn
+from tests.http_support import Response, exchange, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -32,16 +32,6 @@ BIN = Path(sys.executable).parent
 KO_ID = "경제-e2e"
 ARTICLE = "/api/v1/en/articles/e2e-1"
 COMMENTS = ARTICLE + "/comments"
-
-
-@dataclass
-class Response:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
 
 
 @dataclass
@@ -54,18 +44,12 @@ class Server:
     def request(
         self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
     ) -> Response:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            headers = dict(headers or {})
-            data = None
-            if body is not None:
-                data = json.dumps(body).encode()
-                headers.setdefault("Content-Type", "application/json")
-            conn.request(method, path, body=data, headers=headers)
-            resp = conn.getresponse()
-            return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
-        finally:
-            conn.close()
+        headers = dict(headers or {})
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers.setdefault("Content-Type", "application/json")
+        return exchange(self.port, method, path, data, headers)
 
     def kill(self) -> None:
         if self.process.poll() is None:
@@ -111,12 +95,6 @@ def bundle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
     )
     return out
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

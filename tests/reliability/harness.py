@@ -7,8 +7,6 @@ started in its own session and is stopped by its own id; nothing else is signall
 from __future__ import annotations
 
 import contextlib
-import http.client
-import json
 import os
 import signal
 import socket
@@ -19,9 +17,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import orjson
+
+from tests.http_support import Response, exchange, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_SRC = REPO / "data" / "sample"
@@ -30,12 +29,6 @@ GUNICORN = BIN / "gunicorn"
 CONF = REPO / "app" / "gunicorn_conf.py"
 ADMIN_TOKEN = "rel-admin-7c1f9e2b5d"  # distinctive, so a grep of the logs cannot miss it
 START_TIMEOUT = 20.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def build_sample_bundle(out: Path) -> str:
@@ -52,16 +45,8 @@ def sample_article_ids(bundle_dir: Path, language: str = "en") -> list[str]:
     return [orjson.loads(data.article(i).tobytes())["id"] for i in range(data.count)]
 
 
-@dataclass
-class Reply:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        # The stdlib parser: orjson reads integers beyond 64 bits as floats, and the API
-        # writes `page` exactly however large it is.
-        return json.loads(self.body)
+# The hostile-input tests call a response a reply.
+Reply = Response
 
 
 def parse_response(raw: bytes) -> Reply:
@@ -163,14 +148,7 @@ class Server:
         headers: Mapping[str, str] | None = None,
         timeout: float = 10.0,
     ) -> Reply:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            conn.request(method, path, body=body, headers=dict(headers or {}))
-            resp = conn.getresponse()
-            data = resp.read()
-            return Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
-        finally:
-            conn.close()
+        return exchange(self.port, method, path, body, headers, timeout)
 
     def raw(self, data: bytes, timeout: float = 10.0, shut_write: bool = False) -> bytes:
         """Send bytes as they are and read until the server closes the connection."""
