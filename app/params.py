@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import falcon
@@ -82,6 +83,21 @@ class Page:
     @property
     def offset(self) -> int:
         return (self.page - 1) * self.page_size
+
+    def list_body(self, items: Iterable[bytes | memoryview], total: int) -> bytes:
+        """The ArticleList/CommentList envelope around pre-serialised items.
+
+        Written by hand rather than with orjson: `page` may exceed 64 bits ("any page >= 1").
+        """
+        total_pages = -(-total // self.page_size)
+        return b"".join(
+            (
+                b'{"items":[',
+                b",".join(items),
+                b'],"total":%d,"page":%d,"page_size":%d,"total_pages":%d}'
+                % (total, self.page, self.page_size, total_pages),
+            )
+        )
 
 
 def page_params(req: falcon.Request) -> Page:

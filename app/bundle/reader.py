@@ -184,7 +184,7 @@ class Bundle:
         finally:
             os.close(dir_fd)
         _verify_contents(path, files, manifest["files"], verify)
-        if _bundle_id(manifest["files"]) != manifest["bundle_id"]:
+        if bundle_id_for(manifest["files"]) != manifest["bundle_id"]:
             raise BundleError(f"{path}: bundle_id does not match the manifest's file table")
         languages: dict[str, LanguageData] = {}
         for language in LANGUAGES:
@@ -206,10 +206,6 @@ class Bundle:
 
 def bundle_id_for(files: Mapping[str, Mapping[str, Any]]) -> str:
     """Content-derived id: a digest of the (name, size, sha256) table, no timestamps."""
-    return _bundle_id(files)
-
-
-def _bundle_id(files: Mapping[str, Mapping[str, Any]]) -> str:
     h = hashlib.sha256()
     for name in sorted(files):
         h.update(f"{name}\0{files[name]['size']}\0{files[name]['sha256']}\n".encode())

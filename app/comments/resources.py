@@ -94,13 +94,7 @@ class CommentsResource:
         total, comments = ctx.call(
             ctx.store.list_page, language, article_id, order, page.page_size, page.offset
         )
-        items = orjson.dumps([c.to_json() for c in comments])
-        # Assembled by hand: `page` may be far beyond the 64-bit integers orjson writes.
-        _send(
-            resp,
-            b'{"items":%b,"total":%d,"page":%d,"page_size":%d,"total_pages":%d}'
-            % (items, total, page.page, page.page_size, -(-total // page.page_size)),
-        )
+        _send(resp, page.list_body([orjson.dumps(c.to_json()) for c in comments], total))
 
     on_head = on_get
 

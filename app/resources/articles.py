@@ -7,7 +7,6 @@ then existence. Bodies are assembled from pre-serialised slices of the bundle.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
 
 import falcon
 
@@ -34,19 +33,6 @@ def _collection_etag(data: LanguageData, *key: object) -> str:
     return f'"{data.content_hash}-{_ENVELOPE_VERSION}{digest}"'
 
 
-def _article_list(items: Iterable[bytes | memoryview], total: int, page: params.Page) -> bytes:
-    # Built by hand rather than with orjson: `page` may exceed 64 bits ("any page >= 1").
-    total_pages = -(-total // page.page_size)
-    return b"".join(
-        (
-            b'{"items":[',
-            b",".join(items),
-            b'],"total":%d,"page":%d,"page_size":%d,"total_pages":%d}'
-            % (total, page.page, page.page_size, total_pages),
-        )
-    )
-
-
 class ArticleCollection:
     """GET /api/v1/{language}/articles?page&page_size&category"""
 
@@ -66,7 +52,7 @@ class ArticleCollection:
             positions = data.category_positions(category)
             total = len(positions)
             items = [data.article(p) for p in positions[start:stop]] if start < total else []
-        body = _article_list(items, total, page)
+        body = page.list_body(items, total)
         etag = _collection_etag(data, "list", page.page, page.page_size, category)
         send_cacheable(req, resp, etag, self.max_age, body)
 
@@ -101,7 +87,7 @@ class ArticleSearch:
         q = params.search_query(req)
         page = params.page_params(req)
         total, positions = data.searcher.search(q, page.offset, page.page_size)
-        body = _article_list([data.article(p) for p in positions], total, page)
+        body = page.list_body([data.article(p) for p in positions], total)
         etag = _collection_etag(data, "search", q, page.page, page.page_size)
         send_cacheable(req, resp, etag, self.max_age, body)
 
