@@ -13,6 +13,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from pathlib import Path
 
 from app.bundle import format as fmt
@@ -28,14 +29,17 @@ class BundleStore:
         self._bundle = Bundle.load(directory)  # BundleError here is a start-up failure
         self._rejected: Identity | None = None
         self._next_check = time.monotonic() + check_interval
-        # A worker forked from a preloading master (gunicorn, also after `kill -HUP`) checks
-        # the disk on its first request instead of inheriting the master's schedule.
-        self._pid = os.getpid()
         self._lock = threading.Lock()
+        # A worker forked from a preloading master (gunicorn, also after `kill -HUP`) checks
+        # the disk on its first request instead of inheriting the master's schedule, and gets
+        # a fresh lock (one held by another master thread at fork time would never be
+        # released). Done at fork, so the request path pays nothing for it.
+        this = weakref.ref(self)
+        os.register_at_fork(after_in_child=lambda: _after_fork(this))
         log.info("serving bundle %s from %s", self._bundle.bundle_id, directory)
 
     def current(self) -> Bundle:
-        if time.monotonic() >= self._next_check or self._pid != os.getpid():
+        if time.monotonic() >= self._next_check:
             self.refresh()
         return self._bundle
 
@@ -44,7 +48,6 @@ class BundleStore:
         if not self._lock.acquire(blocking=False):
             return False  # another thread is already checking; serve what we have
         try:
-            self._pid = os.getpid()
             self._next_check = time.monotonic() + self.check_interval
             identity = _manifest_identity(self.directory)
             if identity is None or identity in (self._bundle.identity, self._rejected):
@@ -65,6 +68,13 @@ class BundleStore:
             return True
         finally:
             self._lock.release()
+
+
+def _after_fork(ref: weakref.ref[BundleStore]) -> None:
+    store = ref()
+    if store is not None:
+        store._lock = threading.Lock()
+        store._next_check = 0.0
 
 
 def _manifest_identity(directory: Path) -> Identity | None:
