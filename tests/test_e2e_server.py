@@ -95,6 +95,20 @@ def start_server(
     return process, log
 
 
+def wait_healthy(srv: Server) -> None:
+    """Until /health answers 200; fails with the server's log if it exits or takes too long."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        assert srv.process.poll() is None, srv.log.read_text(errors="replace")
+        try:
+            if srv.get("/health").status == 200:
+                return
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, "server did not start: " + srv.log.read_text()
+        time.sleep(0.1)
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     """Kill the server and its workers (its own process group, started by us)."""
     if process.poll() is None:
@@ -115,16 +129,7 @@ def server(
     process, log = start_server(tmp, bundle_dir, port, kind=request.param)
     srv = Server(port, process, bundle_dir, src, log)
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            assert process.poll() is None, log.read_text(errors="replace")
-            try:
-                if srv.get("/health").status == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "server did not start: " + log.read_text()
-            time.sleep(0.1)
+        wait_healthy(srv)
         yield srv
     finally:
         stop(process)
@@ -296,16 +301,7 @@ def test_sighup_picks_up_new_bundle(tmp_path: Path) -> None:
     process, log = start_server(tmp_path, bundle_dir, port, check_interval="3600")
     srv = Server(port, process, bundle_dir, src, log)
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            assert process.poll() is None, log.read_text(errors="replace")
-            try:
-                if srv.get("/health").status == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, log.read_text(errors="replace")
-            time.sleep(0.1)
+        wait_healthy(srv)
         write_corpus(src, [good("first"), good("second")])
         new_id = build(src, bundle_dir)
         process.send_signal(signal.SIGHUP)

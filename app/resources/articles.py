@@ -33,12 +33,16 @@ def _collection_etag(data: LanguageData, *key: object) -> str:
     return f'"{data.content_hash}-{_ENVELOPE_VERSION}{digest}"'
 
 
-class ArticleCollection:
-    """GET /api/v1/{language}/articles?page&page_size&category"""
+class _BundleResource:
+    """Article and category resources read the current bundle and send cacheable bytes."""
 
     def __init__(self, store: BundleStore, max_age: int) -> None:
         self.store = store
         self.max_age = max_age
+
+
+class ArticleCollection(_BundleResource):
+    """GET /api/v1/{language}/articles?page&page_size&category"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
@@ -59,12 +63,8 @@ class ArticleCollection:
     on_head = on_get
 
 
-class LatestArticles:
+class LatestArticles(_BundleResource):
     """GET /api/v1/{language}/articles/latest?limit"""
-
-    def __init__(self, store: BundleStore, max_age: int) -> None:
-        self.store = store
-        self.max_age = max_age
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
@@ -75,12 +75,8 @@ class LatestArticles:
     on_head = on_get
 
 
-class ArticleSearch:
+class ArticleSearch(_BundleResource):
     """GET /api/v1/{language}/articles/search?q&page&page_size"""
-
-    def __init__(self, store: BundleStore, max_age: int) -> None:
-        self.store = store
-        self.max_age = max_age
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
@@ -94,12 +90,8 @@ class ArticleSearch:
     on_head = on_get
 
 
-class ArticleItem:
+class ArticleItem(_BundleResource):
     """GET /api/v1/{language}/articles/{article_id}"""
-
-    def __init__(self, store: BundleStore, max_age: int) -> None:
-        self.store = store
-        self.max_age = max_age
 
     def on_get(
         self, req: falcon.Request, resp: falcon.Response, language: str, article_id: str
@@ -114,12 +106,8 @@ class ArticleItem:
     on_head = on_get
 
 
-class Categories:
+class Categories(_BundleResource):
     """GET /api/v1/{language}/categories"""
-
-    def __init__(self, store: BundleStore, max_age: int) -> None:
-        self.store = store
-        self.max_age = max_age
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
