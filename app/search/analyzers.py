@@ -9,9 +9,10 @@ and the indexer calls the same functions (vectorised around them, never re-imple
   Latin words inside ko/ja/zh text use the English stemmer;
 * CJK runs (Han, kana, Hangul) become overlapping character bigrams like Elasticsearch's
   ``cjk_bigram`` filter; documents also index one unigram per character so that a
-  one-character query works; a query run of three or more characters is additionally checked
-  as an exact sequence against the stored text (bigrams alone would accept ``AB`` and ``BC``
-  far apart for ``ABC``);
+  one-character query works; a query run of three or more characters must also occur as that
+  exact sequence (bigrams alone would accept ``AB`` and ``BC`` far apart for ``ABC``): every
+  trigram of the run must be in the document, which settles a three-character run, and a
+  longer run is proven from the positions of trigrams that cover it;
 * zh_cn and zh_tw fold traditional characters to simplified ones with OpenCC's table, on both
   sides, so either script finds the other.
 
@@ -166,12 +167,19 @@ def bigram_key(first: str, second: str) -> int:
     return ord(first) << UNIGRAM_SHIFT | ord(second)
 
 
+def trigram_key(first: str, second: str, third: str) -> int:
+    """Integer key of a CJK trigram (63 bits); keys sort like the strings they stand for."""
+    return (ord(first) << UNIGRAM_SHIFT | ord(second)) << UNIGRAM_SHIFT | ord(third)
+
+
 @dataclass(frozen=True)
 class QueryTerms:
     words: tuple[str, ...]  # stemmed word terms, deduplicated, in query order
     unigrams: tuple[int, ...]  # code points of one-character CJK runs
-    bigrams: tuple[int, ...]  # bigram keys of longer CJK runs
-    phrases: tuple[str, ...]  # folded CJK runs of 3+ characters to verify as exact sequences
+    bigrams: tuple[int, ...]  # bigram keys of longer CJK runs (ranked)
+    trigrams: tuple[int, ...]  # trigram keys of runs of 3+ characters (filter, not ranked)
+    # Runs of 4+ characters, each as the trigrams that cover it: (trigram key, offset in run).
+    phrases: tuple[tuple[tuple[int, int], ...], ...]
 
     @property
     def empty(self) -> bool:
@@ -241,19 +249,24 @@ class Analyzer:
                 runs.extend(token_runs)
         unigrams: list[int] = []
         bigrams: list[int] = []
-        phrases: list[str] = []
+        trigrams: list[int] = []
+        phrases: list[tuple[tuple[int, int], ...]] = []
         for raw_run in runs:
             run = self.fold_cjk(raw_run)
             if len(run) == 1:
                 unigrams.append(ord(run))
                 continue
             bigrams.extend(bigram_key(run[i], run[i + 1]) for i in range(len(run) - 1))
-            if len(run) >= 3:
-                phrases.append(run)
+            trigrams.extend(trigram_key(*run[i : i + 3]) for i in range(len(run) - 2))
+            if len(run) >= 4:
+                # ABCDEFG -> ABC at 0, DEF at 3, EFG at 4: every character, fewest lists.
+                offsets = dict.fromkeys([*range(0, len(run) - 2, 3), len(run) - 3])
+                phrases.append(tuple((trigram_key(*run[i : i + 3]), i) for i in offsets))
         return QueryTerms(
             words=tuple(dict.fromkeys(self.stem_words(words))),
             unigrams=tuple(dict.fromkeys(unigrams)),
             bigrams=tuple(dict.fromkeys(bigrams)),
+            trigrams=tuple(dict.fromkeys(trigrams)),
             phrases=tuple(dict.fromkeys(phrases)),
         )
 

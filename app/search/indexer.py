@@ -58,6 +58,23 @@ class _Postings:
     doc: np.ndarray  # int64
     tf: np.ndarray  # float64 BM25F pseudo term frequency
     in_title: np.ndarray  # bool
+    # Trigrams only: occurrences per posting, and their positions in posting order.
+    npos: np.ndarray | None = None  # int64
+    pos: np.ndarray | None = None  # int64
+
+
+def _no_postings(with_positions: bool) -> _Postings:
+    empty = np.zeros(0, dtype=np.int64)
+    if with_positions:
+        return _Postings(empty, empty, np.zeros(0), np.zeros(0, dtype=bool), empty, empty)
+    return _Postings(empty, empty, np.zeros(0), np.zeros(0, dtype=bool))
+
+
+def _ragged_arange(counts: np.ndarray) -> np.ndarray:
+    """0..counts[0]-1, 0..counts[1]-1, ... concatenated."""
+    return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(counts) - counts, counts
+    )
 
 
 def _starts(sorted_values: np.ndarray) -> np.ndarray:
@@ -119,9 +136,7 @@ def _tokenize_latin(analyzer: Analyzer, docs: Sequence[IndexDoc]) -> _Words:
         # Ragged expansion: occurrence of token t -> its words flat[first[t]:first[t] + n[t]].
         first = np.cumsum(words_per_token) - words_per_token
         n = words_per_token[raw_ids]
-        total = int(n.sum())
-        offset_in_token = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
-        term = flat[np.repeat(first[raw_ids], n) + offset_in_token]
+        term = flat[np.repeat(first[raw_ids], n) + _ragged_arange(n)]
         seg = np.repeat(raw_seg, n)
 
     pieces = [""] * nseg
@@ -162,14 +177,22 @@ _CHUNK_DOCS = 1024
 _CHUNK_SEGBITS = (_CHUNK_DOCS - 1).bit_length() + 2
 
 
-def _aggregate(keys: np.ndarray, norm: np.ndarray, doc0: int) -> _Postings:
+def _aggregate(
+    keys: np.ndarray, norm: np.ndarray, doc0: int, pos: np.ndarray | None = None
+) -> _Postings:
     """One chunk's occurrence keys (term << _CHUNK_SEGBITS | local doc << 2 | field) ->
-    postings sorted by term, then document."""
-    keys.sort()
+    postings sorted by term, then document. With ``pos`` (each occurrence's position in its
+    document, the occurrences given in document then position order), the postings also
+    carry their positions, ascending: a stable sort keeps that order within a key."""
+    if pos is None:
+        keys.sort()
+    else:
+        order = keys.argsort(kind="stable")
+        keys = keys[order]
+        pos = pos[order]
     first = _starts(keys)
     if first.size == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return _Postings(empty, empty, np.zeros(0), np.zeros(0, dtype=bool))
+        return _no_postings(pos is not None)
     counts = np.diff(first, append=keys.size)
     distinct = keys[first]
     seg = (distinct & ((1 << _CHUNK_SEGBITS) - 1)).astype(np.intp)
@@ -180,7 +203,11 @@ def _aggregate(keys: np.ndarray, norm: np.ndarray, doc0: int) -> _Postings:
     in_title = np.logical_or.reduceat((seg & 3) == 0, group)
     td = term_doc[group].astype(np.int64)
     docbits = _CHUNK_SEGBITS - 2
-    return _Postings(td >> docbits, (td & ((1 << docbits) - 1)) + doc0, tf, in_title)
+    postings = _Postings(td >> docbits, (td & ((1 << docbits) - 1)) + doc0, tf, in_title)
+    if pos is not None:
+        postings.npos = np.add.reduceat(counts, group)
+        postings.pos = pos
+    return postings
 
 
 class _Family:
@@ -190,7 +217,8 @@ class _Family:
     within each term without a global sort.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, with_positions: bool = False) -> None:
+        self.with_positions = with_positions
         self.parts: list[tuple[_Postings, np.ndarray, np.ndarray]] = []
 
     def add(self, postings: _Postings) -> None:
@@ -203,7 +231,7 @@ class _Family:
         """(sorted distinct term keys, df per term, merged postings)."""
         if not self.parts:
             empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, _Postings(empty, empty, np.zeros(0), np.zeros(0, dtype=bool))
+            return empty, empty, _no_postings(self.with_positions)
         terms = np.unique(np.concatenate([t for _, t, _ in self.parts]))
         dense = [np.searchsorted(terms, t) for _, t, _ in self.parts]
         df = np.zeros(terms.size, dtype=np.int64)
@@ -214,15 +242,39 @@ class _Family:
         doc = np.empty(total, dtype=np.int64)
         tf = np.empty(total, dtype=np.float64)
         in_title = np.empty(total, dtype=bool)
+        npos = np.empty(total, dtype=np.int64) if self.with_positions else None
+        destinations = []
         for d, (part, _, counts) in zip(dense, self.parts, strict=True):
-            within = np.arange(part.term.size) - np.repeat(np.cumsum(counts) - counts, counts)
-            pos = np.repeat(fill[d], counts) + within
-            doc[pos] = part.doc
-            tf[pos] = part.tf
-            in_title[pos] = part.in_title
+            dest = np.repeat(fill[d], counts) + _ragged_arange(counts)
+            doc[dest] = part.doc
+            tf[dest] = part.tf
+            in_title[dest] = part.in_title
+            if npos is not None:
+                npos[dest] = part.npos
+                destinations.append(dest)
             fill[d] += counts
+        merged = _Postings(np.repeat(np.arange(terms.size), df), doc, tf, in_title)
+        if npos is not None:
+            # Second scatter: each posting's block of positions to its merged place.
+            posoff = np.cumsum(npos) - npos
+            merged.pos = np.empty(int(npos.sum()), dtype=np.int64)
+            for dest, (part, _, _) in zip(destinations, self.parts, strict=True):
+                at = np.repeat(posoff[dest], part.npos) + _ragged_arange(part.npos)
+                merged.pos[at] = part.pos
+            merged.npos = npos
         self.parts = []
-        return terms, df, _Postings(np.repeat(np.arange(terms.size), df), doc, tf, in_title)
+        return terms, df, merged
+
+
+def _cjk_keys(chars: np.ndarray, dense: np.ndarray, cbits: int, n: int) -> np.ndarray:
+    """Dense n-gram numbers (n fields of cbits 1-based character numbers) -> index keys
+    (n fields of UNIGRAM_SHIFT bits holding the code points)."""
+    keys = np.zeros(dense.size, dtype=np.uint64)
+    mask = (1 << cbits) - 1
+    for i in range(n):
+        cp = chars[((dense >> (cbits * (n - 1 - i))) & mask) - 1].astype(np.uint64)
+        keys = keys << np.uint64(UNIGRAM_SHIFT) | cp
+    return keys
 
 
 def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
@@ -239,6 +291,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     cps = np.frombuffer("".join(words.cjk_pieces).encode("utf-32-le"), dtype="<u4")
     words.cjk_pieces = []
     cjk_start = np.concatenate(([0], np.cumsum(piece_lengths)))
+    doc_cjk_length = np.diff(cjk_start[::_NFIELDS])  # a doc's text: its fields' pieces
     word_counts = np.bincount(words.seg, minlength=nseg)
     word_start = np.concatenate(([0], np.cumsum(word_counts)))
     chunks = [(d0, min(ndocs, d0 + _CHUNK_DOCS)) for d0 in range(0, ndocs, _CHUNK_DOCS)]
@@ -273,8 +326,8 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     cbits = max(1, chars.size.bit_length())
     dense = np.cumsum(present, dtype=np.int64).astype(np.uint64)  # 1-based; separator -> 0
     del present
-    if 2 * cbits + _CHUNK_SEGBITS > 64:
-        raise ValueError("too many distinct CJK characters for 64-bit bigram keys")
+    if 3 * cbits + _CHUNK_SEGBITS > 64:
+        raise ValueError("too many distinct CJK characters for 64-bit trigram keys")
 
     # BM25F length normalisation per (doc, field); length = words + CJK characters.
     per_field = (word_counts + cjk_chars).reshape(ndocs, _NFIELDS).astype(np.float64)
@@ -284,10 +337,9 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     b = np.asarray(layout.FIELD_B)
     norm = (weights / (1.0 - b + b * per_field / avg)).reshape(-1)
 
-    # Pass 2: per chunk, occurrence keys -> postings; folded text for sequence checks.
+    # Pass 2: per chunk, occurrence keys -> postings (with positions for trigrams).
     word_family, uni_family, bi_family = _Family(), _Family(), _Family()
-    text_parts: list[bytes] = []
-    units = np.zeros(ndocs, dtype=np.int64)
+    tri_family = _Family(with_positions=True)
     for d0, d1 in chunks:
         s0, s1 = d0 * _NFIELDS, d1 * _NFIELDS
         chunk_norm = norm[s0:s1]
@@ -300,11 +352,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         folded, local_seg = chunk_cps(d0, d1)
         if folded.size == 0:
             continue
-        text_parts.append(folded.tobytes().decode("utf-32-le").encode("utf-16-le"))
-        local_doc = (local_seg >> np.uint64(2)).astype(np.intp)
-        units[d0:d1] = np.bincount(local_doc, minlength=d1 - d0) + np.bincount(
-            local_doc[folded > 0xFFFF], minlength=d1 - d0
-        )
+        position = _ragged_arange(doc_cjk_length[d0:d1])
         ci = dense[folded]
         is_char = ci != 0
         seg_shift = np.uint64(_CHUNK_SEGBITS)
@@ -312,6 +360,12 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         bigram = is_char[:-1] & is_char[1:]
         pair = ci[:-1][bigram] << np.uint64(cbits) | ci[1:][bigram]
         bi_family.add(_aggregate(pair << seg_shift | local_seg[:-1][bigram], chunk_norm, d0))
+        trigram = bigram[:-1] & is_char[2:]
+        triple = (ci[:-2][trigram] << np.uint64(cbits) | ci[1:-1][trigram]) << np.uint64(
+            cbits
+        ) | ci[2:][trigram]
+        tri_keys = triple << seg_shift | local_seg[:-2][trigram]
+        tri_family.add(_aggregate(tri_keys, chunk_norm, d0, position[:-2][trigram]))
 
     word_terms, word_df, word_postings = word_family.merge()
     if not np.array_equal(word_terms, np.arange(len(words.terms))):
@@ -320,9 +374,10 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     bi_dense, bi_df, bi_postings = bi_family.merge()
     unigram_cps = chars[uni_dense.astype(np.int64) - 1].astype(np.uint32)
     bi_dense = bi_dense.astype(np.int64)
-    bigram_keys = chars[(bi_dense >> cbits) - 1].astype(np.uint64) << np.uint64(
-        UNIGRAM_SHIFT
-    ) | chars[(bi_dense & ((1 << cbits) - 1)) - 1].astype(np.uint64)
+    bigram_keys = _cjk_keys(chars, bi_dense, cbits, 2)
+    tri_dense, tri_df, tri_postings = tri_family.merge()
+    trigram_keys = _cjk_keys(chars, tri_dense.astype(np.int64), cbits, 3)
+    triptr = np.concatenate(([0], np.cumsum(tri_df)))
 
     # BM25F scores plus the title tier, precomputed per posting.
     families = (word_postings, uni_postings, bi_postings)
@@ -333,9 +388,13 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     scores += np.concatenate([p.in_title for p in families]) * layout.TITLE_TIER
     post_docs = np.concatenate([p.doc for p in families])
     ptr = np.concatenate(([0], np.cumsum(df)))
-    textoff = np.concatenate(([0], np.cumsum(units)))
-    if ptr[-1] >= 1 << 32 or textoff[-1] >= 1 << 32:
+    triposoff = np.concatenate(([0], np.cumsum(tri_postings.npos)))
+    if max(ptr[-1], triptr[-1], triposoff[-1]) >= 1 << 32:
         raise ValueError("index too large for 32-bit offsets")
+    longest = int(doc_cjk_length.max()) if ndocs else 0
+    pos_type = "H" if longest <= 1 << 16 else "I"
+    if longest > 1 << 32:
+        raise ValueError("a document's CJK text is too long for 32-bit positions")
 
     encoded_terms = [t.encode("utf-8") for t in words.terms]
     wordoff = np.concatenate(([0], np.cumsum([len(t) for t in encoded_terms], dtype=np.int64)))
@@ -348,9 +407,12 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         "words": len(words.terms),
         "unigrams": int(unigram_cps.size),
         "bigrams": int(bigram_keys.size),
+        "trigrams": int(trigram_keys.size),
+        "trigram_postings": int(triptr[-1]),
         "postings": int(ptr[-1]),
         "doc_type": doc_type,
-        "text_units": int(textoff[-1]),
+        "trigram_positions": int(triposoff[-1]),
+        "pos_type": pos_type,
         "avg_field_length": {
             name: round(float(x), 3) for name, x in zip(layout.FIELD_NAMES, avg, strict=True)
         },
@@ -364,6 +426,9 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         layout.PTR: ptr.astype("<u4").tobytes(),
         layout.DOCS: post_docs.astype("<u2" if doc_type == "H" else "<u4").tobytes(),
         layout.SCORES: scores.astype("<f4").tobytes(),
-        layout.TEXTOFF: textoff.astype("<u4").tobytes(),
-        layout.TEXT: b"".join(text_parts),
+        layout.TRIGRAMS: trigram_keys.astype("<u8").tobytes(),
+        layout.TRIPTR: triptr.astype("<u4").tobytes(),
+        layout.TRIDOCS: tri_postings.doc.astype("<u2" if doc_type == "H" else "<u4").tobytes(),
+        layout.TRIPOSOFF: triposoff.astype("<u4").tobytes(),
+        layout.TRIPOS: tri_postings.pos.astype("<u2" if pos_type == "H" else "<u4").tobytes(),
     }

@@ -1,5 +1,9 @@
 """On-disk layout of a language's search index, shared by the indexer and the Searcher.
 
+A CJK query run of three characters is one trigram posting lookup; a longer run is proven
+from trigram positions (``ABCDE``: ``ABC`` at p and ``CDE`` at p + 2), so no document text is
+ever read.
+
 All arrays are little-endian, fixed width, one per file, so the Searcher reads them with
 ``memoryview.cast`` straight from the mmap (no parsing, pages shared between workers).
 
@@ -15,14 +19,23 @@ search.ptr         uint32 x (terms + 1)         posting range of term t: ptr[t] 
                                                 terms are numbered words, unigrams, bigrams
 search.docs        uint16 or uint32 x postings  document positions, ascending within a term
 search.scores      float32 x postings           precomputed BM25F score (+ title tier)
-search.textoff     uint32 x (docs + 1)          UTF-16 code-unit offset of each doc's CJK text
-search.text        UTF-16-LE                    folded CJK runs of each document, "\\n"-separated
+search.trigrams    uint64 x trigrams            sorted CJK trigram keys (``cp1 << 42 | ...``)
+search.triptr      uint32 x (trigrams + 1)      trigram t's documents: tridocs[triptr[t] ..
+                                                triptr[t + 1]]
+search.tridocs     uint16 or uint32 x           document positions, ascending within a
+                   trigram postings             trigram (no scores: trigrams only filter)
+search.triposoff   uint32 x (tri-postings + 1)  trigram posting j's occurrences:
+                                                tripos[triposoff[j] .. triposoff[j + 1]]
+search.tripos      uint16 or uint32 x           where the trigram starts in the document,
+                   trigram occurrences          ascending: code point offset in the doc's
+                                                folded CJK runs (fields in order, one
+                                                separator after each run)
 =================  ===========================  =============================================
 """
 
 from __future__ import annotations
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 META = "search.meta"
 WORDS = "search.words"
@@ -32,8 +45,11 @@ BIGRAMS = "search.bigrams"
 PTR = "search.ptr"
 DOCS = "search.docs"
 SCORES = "search.scores"
-TEXTOFF = "search.textoff"
-TEXT = "search.text"
+TRIGRAMS = "search.trigrams"
+TRIPTR = "search.triptr"
+TRIDOCS = "search.tridocs"
+TRIPOSOFF = "search.triposoff"
+TRIPOS = "search.tripos"
 
 ALL_FILES: tuple[str, ...] = (
     META,
@@ -44,8 +60,11 @@ ALL_FILES: tuple[str, ...] = (
     PTR,
     DOCS,
     SCORES,
-    TEXTOFF,
-    TEXT,
+    TRIGRAMS,
+    TRIPTR,
+    TRIDOCS,
+    TRIPOSOFF,
+    TRIPOS,
 )
 
 # Documents per index up to which positions are stored as uint16.

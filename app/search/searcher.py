@@ -4,19 +4,18 @@ Construction only casts memoryviews, wraps the posting arrays in zero-copy numpy
 reads the small JSON meta file, so workers share the mapped pages and start in microseconds.
 A query is analysed, each term is found by binary search, and postings are intersected in
 numpy starting from the rarest term (binary search of the candidates, or one bincount pass
-when they are dense); 3+-character CJK runs are verified per candidate; only the candidates
-that can reach the requested page are sorted. Results are identical to a sequential Python
-implementation (tests/search/test_equivalence.py).
+when they are dense); the trigram postings of a 3+-character CJK run filter the same way, and
+a 4+-character run is proven on the remaining candidates from trigram positions; only the
+candidates that can reach the requested page are sorted. Results are identical to a
+sequential Python implementation that checks runs in each document's own text
+(tests/search/test_equivalence.py).
 """
 
 from __future__ import annotations
 
-import re
 import sys
 from bisect import bisect_left
 from collections.abc import Mapping
-from itertools import repeat
-from operator import is_not
 
 import numpy as np
 import orjson
@@ -58,15 +57,24 @@ class Searcher:
                 f"search index for {language}: built for language {meta.get('language')!r}"
             )
         try:
-            ndocs, nwords, nuni, nbi, npostings, text_units = (
+            ndocs, nwords, nuni, nbi, npostings, ntri, ntri_postings, ntri_positions = (
                 int(meta[k])
-                for k in ("docs", "words", "unigrams", "bigrams", "postings", "text_units")
+                for k in (
+                    "docs",
+                    "words",
+                    "unigrams",
+                    "bigrams",
+                    "postings",
+                    "trigrams",
+                    "trigram_postings",
+                    "trigram_positions",
+                )
             )
-            doc_type = str(meta["doc_type"])
+            doc_type, pos_type = str(meta["doc_type"]), str(meta["pos_type"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"search index for {language}: incomplete meta: {exc}") from exc
-        if doc_type not in ("H", "I"):
-            raise ValueError(f"search index for {language}: bad doc_type {doc_type!r}")
+        if doc_type not in ("H", "I") or pos_type not in ("H", "I"):
+            raise ValueError(f"search index for {language}: bad doc_type or pos_type")
 
         self.language = language
         self.ndocs = ndocs
@@ -82,18 +90,23 @@ class Searcher:
         # Zero-copy numpy views of the same mapped pages, for vectorised intersection.
         self._np_docs = np.frombuffer(self._docs, dtype="<u2" if doc_type == "H" else "<u4")
         self._np_scores = np.frombuffer(self._scores, dtype="<f4")
-        self._textoff = self._array(files, layout.TEXTOFF, "I", ndocs + 1)
-        self._text = files[layout.TEXT]
-        self._np_textoff = np.frombuffer(self._textoff, dtype="<u4")
+        self._trigrams = self._array(files, layout.TRIGRAMS, "Q", ntri)
+        self._triptr = self._array(files, layout.TRIPTR, "I", ntri + 1)
+        tridocs = self._array(files, layout.TRIDOCS, doc_type, ntri_postings)
+        self._np_tridocs = np.frombuffer(tridocs, dtype=self._np_docs.dtype)
+        triposoff = self._array(files, layout.TRIPOSOFF, "I", ntri_postings + 1)
+        self._np_triposoff = np.frombuffer(triposoff, dtype="<u4")
+        tripos = self._array(files, layout.TRIPOS, pos_type, ntri_positions)
+        self._np_tripos = np.frombuffer(tripos, dtype="<u2" if pos_type == "H" else "<u4")
         # Spot checks of the array contents (cheap: no full scan at start-up).
         if self._ptr[0] != 0 or self._ptr[-1] != npostings:
             raise ValueError(f"search index for {language}: posting offsets do not match")
+        if self._triptr[0] != 0 or self._triptr[-1] != ntri_postings:
+            raise ValueError(f"search index for {language}: trigram offsets do not match")
         if self._wordoff[0] != 0 or self._wordoff[-1] != len(self._words):
             raise ValueError(f"search index for {language}: word offsets do not match")
-        if self._textoff[0] != 0 or self._textoff[-1] != text_units:
-            raise ValueError(f"search index for {language}: text offsets do not match")
-        if len(self._text) != 2 * text_units:
-            raise ValueError(f"search index for {language}: text size does not match")
+        if triposoff[0] != 0 or triposoff[-1] != ntri_positions:
+            raise ValueError(f"search index for {language}: position offsets do not match")
         if npostings and max(self._docs[0], self._docs[-1]) >= ndocs:
             raise ValueError(f"search index for {language}: document number out of range")
 
@@ -128,29 +141,34 @@ class Searcher:
             return first_term + i
         return -1
 
-    def _with_sequences(self, cand: np.ndarray, phrases: tuple[str, ...]) -> np.ndarray:
-        """Mask of the candidates whose folded CJK text contains every phrase: one regex
-        search per candidate (a C-level map, no Python frame), stopping at the first match."""
-        text = self._text
-        doc = cand.astype(np.intp)
-        mask = np.ones(cand.size, dtype=bool)
-        for phrase in phrases:
-            search = re.compile(re.escape(phrase.encode("utf-16-le"))).search
-            starts = (self._np_textoff[doc].astype(np.int64) * 2).tolist()
-            ends = (self._np_textoff[doc + 1].astype(np.int64) * 2).tolist()
-            found = list(map(search, repeat(text), starts, ends))
-            keep = np.fromiter(map(is_not, found, repeat(None)), dtype=bool, count=len(found))
-            # UTF-16 code units are 2 bytes: only an even offset is a real character match.
-            # An odd-offset match is rare; it may overlap a real one, so search on from there.
-            for i in np.flatnonzero(keep).tolist():
-                m = found[i]
-                while m is not None and m.start() & 1:
-                    m = search(text, m.start() + 1, ends[i])
-                keep[i] = m is not None
-            mask[mask] = keep
-            doc = doc[keep]
-            if not doc.size:
+    def _phrase_mask(self, cand: np.ndarray, covers: list[tuple[int, int]]) -> np.ndarray:
+        """Mask of the candidates where every (trigram term, offset) of ``covers`` occurs at
+        its offset from one start position, i.e. where the run they cover occurs. Every
+        candidate is in each of those trigrams' postings already."""
+        tridocs, triptr = self._np_tridocs, self._triptr
+        shift = covers[-1][1]  # keeps ``position - offset + shift`` non-negative
+        rank = np.arange(cand.size, dtype=np.int64) << 32
+        starts = np.zeros(0, dtype=np.int64)  # (candidate rank << 32) + start + shift
+        for n, (term, offset) in enumerate(covers):
+            lo, hi = triptr[term], triptr[term + 1]
+            j = np.searchsorted(tridocs[lo:hi], cand) + lo
+            first, stop = self._np_triposoff[j], self._np_triposoff[j + 1]
+            counts = (stop - first).astype(np.int64)
+            at = np.repeat(first.astype(np.int64) - (np.cumsum(counts) - counts), counts)
+            at += np.arange(at.size, dtype=np.int64)
+            # Ascending: ranks follow the candidates, positions ascend within a posting.
+            keys = np.repeat(rank, counts)
+            keys += self._np_tripos[at]
+            keys += shift - offset
+            if n == 0:
+                starts = keys
+            else:
+                k = np.minimum(np.searchsorted(keys, starts), keys.size - 1)
+                starts = starts[keys[k] == starts]
+            if not starts.size:
                 break
+        mask = np.zeros(cand.size, dtype=bool)
+        mask[starts >> 32] = True
         return mask
 
     def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
@@ -163,17 +181,23 @@ class Searcher:
         first_bigram = self._nwords + len(self._unigrams)
         term_ids += [self._find(self._unigrams, cp, self._nwords) for cp in terms.unigrams]
         term_ids += [self._find(self._bigrams, key, first_bigram) for key in terms.bigrams]
-        if min(term_ids) < 0:
+        trigram_ids = {key: self._find(self._trigrams, key, 0) for key in terms.trigrams}
+        if min(term_ids) < 0 or min(trigram_ids.values(), default=0) < 0:
             return 0, []
-        ptr = self._ptr
+        ptr, triptr = self._ptr, self._triptr
         ranges = sorted({(ptr[t], ptr[t + 1]) for t in term_ids}, key=lambda r: (r[1] - r[0], r))
-        cand, acc = self._intersect(ranges)
+        filters = sorted(
+            {(triptr[t], triptr[t + 1]) for t in trigram_ids.values()}, key=lambda r: r[1] - r[0]
+        )
+        cand, acc = self._intersect(ranges, filters)
         if not cand.size:
             return 0, []
-        if terms.phrases:
-            keep = self._with_sequences(cand, terms.phrases)
+        for phrase in terms.phrases:
+            keep = self._phrase_mask(cand, [(trigram_ids[key], at) for key, at in phrase])
             cand = cand[keep]
             acc = acc[keep]
+            if not cand.size:
+                return 0, []
 
         total = int(cand.size)
         if offset >= total or limit <= 0:
@@ -182,17 +206,59 @@ class Searcher:
         neg = -acc
         if want < total:
             # Keep only the candidates that can reach the first `want` rows, with every tie at
-            # the boundary. (np.sort, not np.partition: introselect is pathologically slow on
-            # the many equal scores of real postings.)
-            top = neg <= np.sort(neg)[want - 1]
+            # the boundary.
+            top = neg <= _kth_smallest(neg, want)
             cand = cand[top]
             neg = neg[top]
         order = np.lexsort((cand, neg))[offset:want]
         return total, cand[order].tolist()
 
-    def _intersect(self, ranges: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-        """Documents in every posting range (ascending) and their float64 score sums, added
-        in `ranges` order (rarest first), exactly like a sequential Python sum."""
+    def _intersect(
+        self, ranges: list[tuple[int, int]], filters: list[tuple[int, int]]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Documents in every posting range and every trigram range (ascending), and their
+        float64 score sums, added in `ranges` order (rarest first), exactly like a sequential
+        Python sum."""
+        lo, hi = ranges[0]
+        if filters:
+            # A trigram's documents are a subset of its bigrams': usually the rarest list.
+            tlo, thi = min(filters, key=lambda r: r[1] - r[0])
+            if thi - tlo < hi - lo:
+                return self._probe(self._np_tridocs[tlo:thi], ranges, filters)
+        cand, acc = self._scored(ranges)
+        return self._probe(cand, [], filters, acc)
+
+    def _probe(
+        self,
+        cand: np.ndarray,
+        ranges: list[tuple[int, int]],
+        filters: list[tuple[int, int]],
+        acc: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Keeps the candidates found in every filter range (binary search), then in every
+        scored range, adding its scores to acc in order."""
+        if acc is None:
+            acc = np.zeros(cand.size, dtype=np.float64)
+        tridocs, docs, scores = self._np_tridocs, self._np_docs, self._np_scores
+        for lo, hi in filters:
+            if not cand.size:
+                break
+            other = tridocs[lo:hi]
+            idx = np.minimum(np.searchsorted(other, cand), hi - lo - 1)
+            hit = other[idx] == cand
+            cand, acc = cand[hit], acc[hit]
+        for lo, hi in ranges:
+            if not cand.size:
+                break
+            other = docs[lo:hi]
+            idx = np.minimum(np.searchsorted(other, cand), hi - lo - 1)
+            hit = other[idx] == cand
+            cand = cand[hit]
+            acc = acc[hit] + scores[lo + idx[hit]]
+        return cand, acc
+
+    def _scored(self, ranges: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        """Intersection of the scored ranges alone (see _intersect)."""
         docs, scores = self._np_docs, self._np_scores
         lo, hi = ranges[0]
         sizes = sum(end - start for start, end in ranges)
@@ -206,15 +272,18 @@ class Searcher:
             sums = np.bincount(all_docs, weights=all_scores, minlength=self.ndocs)
             return cand, sums[cand]
         # Sparse: binary-search each candidate of the rarest list in the next lists.
-        cand = docs[lo:hi]
-        acc = scores[lo:hi].astype(np.float64)
-        for lo, hi in ranges[1:]:
-            other = docs[lo:hi]
-            idx = np.searchsorted(other, cand)
-            np.minimum(idx, hi - lo - 1, out=idx)
-            hit = other[idx] == cand
-            cand = cand[hit]
-            if not cand.size:
-                break
-            acc = acc[hit] + scores[lo + idx[hit]]
-        return cand, acc
+        return self._probe(docs[lo:hi], ranges[1:], [], scores[lo:hi].astype(np.float64))
+
+
+def _kth_smallest(values: np.ndarray, k: int) -> float:
+    """The k-th smallest value (k >= 1), exactly, without sorting all of a large array.
+
+    The k-th smallest of an evenly spread sample of at least 8k values bounds the answer from
+    above, and only about 1/8 of the values pass that bound, so the final sort is small.
+    (np.partition is no help: its introselect was slower than a full sort on these arrays,
+    which hold many equal scores.)
+    """
+    step = values.size // (8 * k)
+    if step >= 2:
+        values = values[values <= np.sort(values[::step])[k - 1]]
+    return float(np.sort(values)[k - 1])

@@ -14,6 +14,7 @@ from app.search.analyzers import (
     get_analyzer,
     nfkc,
     normalize,
+    trigram_key,
 )
 
 
@@ -89,19 +90,34 @@ def test_japanese_bigrams_phrases_and_unigrams() -> None:
         bigram_key("本", "経"),
         bigram_key("経", "済"),
     )
-    assert terms.phrases == ("日本経済",)
+    assert terms.trigrams == (trigram_key("日", "本", "経"), trigram_key("本", "経", "済"))
+    # 4+ characters: also proven from the positions of trigrams covering the run.
+    assert terms.phrases == (((trigram_key(*"日本経"), 0), (trigram_key(*"本経済"), 1)),)
+    seven = get_analyzer("ja").analyze_query("インターネット").phrases
+    assert seven == (
+        ((trigram_key(*"インタ"), 0), (trigram_key(*"ーネッ"), 3), (trigram_key(*"ネット"), 4)),
+    )
     single = get_analyzer("ja").analyze_query("秋")
     assert single.unigrams == (ord("秋"),) and not single.bigrams and not single.phrases
     two = get_analyzer("ja").analyze_query("経済")
-    assert two.bigrams == (bigram_key("経", "済"),) and not two.phrases
+    assert two.bigrams == (bigram_key("経", "済"),) and not two.trigrams and not two.phrases
+    three = get_analyzer("ja").analyze_query("半導体")
+    assert three.trigrams == (trigram_key("半", "導", "体"),) and not three.phrases
 
 
 def test_japanese_keeps_voicing_and_widens_half_width_kana() -> None:
-    assert get_analyzer("ja").analyze_query("ｶﾞｲﾄﾞ").phrases == ("ガイド",)
+    assert get_analyzer("ja").analyze_query("ｶﾞｲﾄﾞ").trigrams == (trigram_key(*"ガイド"),)
     assert (
         get_analyzer("ja").analyze_query("ガイド").bigrams
         != get_analyzer("ja").analyze_query("カイト").bigrams
     )
+
+
+def test_ngram_keys_sort_like_their_strings() -> None:
+    runs = sorted(["経済", "日本", "한국", "ab", "𠀋経"])
+    assert sorted(runs, key=lambda r: bigram_key(*r)) == runs
+    triples = sorted(["経済学", "日本経", "한국어", "𠀋経済", "本経済"])
+    assert sorted(triples, key=lambda r: trigram_key(*r)) == triples
 
 
 def test_japanese_latin_words_inside_cjk_text() -> None:
@@ -113,19 +129,24 @@ def test_japanese_latin_words_inside_cjk_text() -> None:
 def test_korean_words_are_separate_runs() -> None:
     terms = get_analyzer("ko").analyze_query("경제 성장")
     assert terms.bigrams == (bigram_key("경", "제"), bigram_key("성", "장"))
-    assert not terms.phrases
+    assert not terms.trigrams and not terms.phrases
 
 
 def test_korean_particle_query_keeps_its_particle() -> None:
     terms = get_analyzer("ko").analyze_query("경제가")
-    assert terms.phrases == ("경제가",)
+    assert terms.trigrams == (trigram_key(*"경제가"),)
 
 
 @pytest.mark.parametrize("language", ["zh_cn", "zh_tw"])
 def test_chinese_folds_traditional_to_simplified(language: str) -> None:
     analyzer = get_analyzer(language)
     assert analyzer.analyze_query("經濟發展") == analyzer.analyze_query("经济发展")
-    assert analyzer.analyze_query("臺灣").phrases == analyzer.analyze_query("台湾").phrases
+    assert analyzer.analyze_query("臺灣").bigrams == (bigram_key("台", "湾"),)
+    assert analyzer.analyze_query("臺灣經濟").phrases == analyzer.analyze_query("台湾经济").phrases
+    assert analyzer.analyze_query("臺灣經濟").trigrams == (
+        trigram_key(*"台湾经"),
+        trigram_key(*"湾经济"),
+    )
 
 
 def test_japanese_and_korean_do_not_fold_chinese_scripts() -> None:
