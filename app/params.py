@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import falcon
@@ -84,20 +84,27 @@ class Page:
     def offset(self) -> int:
         return (self.page - 1) * self.page_size
 
-    def list_body(self, items: Iterable[bytes | memoryview], total: int) -> bytes:
+    def list_body(self, items: Sequence[bytes | memoryview], total: int) -> bytes:
         """The ArticleList/CommentList envelope around pre-serialised items.
 
         Written by hand rather than with orjson: `page` may exceed 64 bits ("any page >= 1").
         """
         total_pages = -(-total // self.page_size)
-        return b"".join(
-            (
-                b'{"items":[',
-                b",".join(items),
-                b'],"total":%d,"page":%d,"page_size":%d,"total_pages":%d}'
-                % (total, self.page, self.page_size, total_pages),
-            )
+        tail = b'],"total":%d,"page":%d,"page_size":%d,"total_pages":%d}' % (
+            total,
+            self.page,
+            self.page_size,
+            total_pages,
         )
+        if not items:
+            return b'{"items":[' + tail
+        # One join over [head, item, ",", item, ..., item, tail]: a page (~100 KB) is copied
+        # once, not twice as with a nested join.
+        parts: list[bytes | memoryview] = [b","] * (2 * len(items) + 1)
+        parts[0] = b'{"items":['
+        parts[1::2] = items
+        parts[-1] = tail
+        return b"".join(parts)
 
 
 def page_params(req: falcon.Request) -> Page:
