@@ -55,7 +55,7 @@ test-fast: install
 
 # Load benchmark (needs wrk and nginx from Debian; bench-only tools from bench/requirements.txt).
 bench: install
-	$(BIN)/pip install --quiet -r bench/requirements.txt
+	$(BIN)/pip install --quiet --require-hashes -r bench/requirements.txt
 	$(BIN)/python bench/run.py
 
 # Long contract fuzz (schemathesis, 10 minutes) and a 5-minute soak against real gunicorn;
@@ -72,6 +72,8 @@ lock: install
 	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url -o requirements.txt pyproject.toml
 	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url --extra dev \
 		-o requirements-dev.txt pyproject.toml
+	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url --extra dev \
+		--extra bench -o bench/requirements.txt pyproject.toml
 
 clean:
 	rm -rf $(VENV) $(BUNDLE_DIR) .pytest_cache .ruff_cache .hypothesis

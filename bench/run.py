@@ -683,8 +683,8 @@ def main(argv: list[str] | None = None) -> int:
     missing = [m for m in ("granian", "matplotlib") if importlib.util.find_spec(m) is None]
     if missing or not Path(WRK).exists() or not Path(NGINX).exists():
         parser.error(
-            f"missing {', '.join(missing) or 'wrk or nginx'}: .venv/bin/pip install -r "
-            "bench/requirements.txt; apt-get install wrk nginx-light"
+            f"missing {', '.join(missing) or 'wrk or nginx'}: run make bench (it installs "
+            "bench/requirements.txt) and apt-get install wrk nginx-light"
         )
     result = run(opts)
     RESULTS.mkdir(exist_ok=True)
