@@ -9,13 +9,10 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -23,38 +20,14 @@ from urllib.parse import quote
 import pytest
 
 from tests.comments.support import ADMIN_TOKEN, pg_dsn
-from tests.http_support import Response, exchange, free_port
+from tests.server import Server
 
 pytestmark = pytest.mark.e2e
 
 PROJECT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 KO_ID = "경제-e2e"
 ARTICLE = "/api/v1/en/articles/e2e-1"
 COMMENTS = ARTICLE + "/comments"
-
-
-@dataclass
-class Server:
-    port: int
-    process: subprocess.Popen[bytes]
-    log: Path
-    pending: list[str] = field(default_factory=list)
-
-    def request(
-        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
-    ) -> Response:
-        headers = dict(headers or {})
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers.setdefault("Content-Type", "application/json")
-        return exchange(self.port, method, path, data, headers)
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -104,51 +77,27 @@ def start(bundle_dir: Path, tmp_path: Path) -> Iterator[Callable[..., Server]]:
     def run(
         dsn: str, worker: str = "sync", rate: str = "1000/60", wait_ready: bool = True
     ) -> Server:
-        port = free_port()
         env = {
-            **os.environ,
-            "NEWS_BIND": f"127.0.0.1:{port}",
-            "NEWS_BUNDLE_DIR": str(bundle_dir),
-            "NEWS_COMMENTS_DSN": dsn,
             "NEWS_ADMIN_TOKEN": ADMIN_TOKEN,
             "NEWS_COMMENT_RATE_LIMIT": rate,
             "NEWS_WORKER_CLASS": worker,
-            "WEB_CONCURRENCY": "2",
         }
-        log = tmp_path / f"gunicorn-{port}.log"
-        with open(log, "wb") as out:
-            process = subprocess.Popen(
-                [str(BIN / "gunicorn"), "-c", "app/gunicorn_conf.py", "app.wsgi:app"],
-                cwd=PROJECT,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        server = Server(port, process, log)
+        server = Server(tmp_path, bundle_dir, dsn=dsn, env=env)
         servers.append(server)
-        deadline = time.monotonic() + 20
-        path = "/ready" if wait_ready else "/health"
-        while True:
-            assert process.poll() is None, log.read_text()
-            try:
-                if server.request("GET", path).status == 200:
-                    return server
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
+        return server.start("/ready" if wait_ready else "/health")
 
     yield run
     for server in servers:
         server.kill()
     # The log never carries the admin token.
     for server in servers:
-        assert ADMIN_TOKEN not in server.log.read_text(errors="replace")
+        assert ADMIN_TOKEN not in server.log_text()
 
 
 def new_comment(server: Server, content: str, path: str = COMMENTS, **headers: str) -> Any:
-    result = server.request("POST", path, {"author": "e2e", "content": content}, headers)
+    result = server.request(
+        "POST", path, headers=headers, json={"author": "e2e", "content": content}
+    )
     assert result.status == 201, result.body
     return result
 
@@ -182,12 +131,12 @@ def test_two_servers_share_postgres(
     # 3 accepted so far, 3 more allowed.
     statuses = [new_comment_status(s) for s in (a, b, a, b, a)]
     assert statuses == [201, 201, 201, 429, 429]
-    limited = a.request("POST", COMMENTS, {"author": "x", "content": "y"})
+    limited = a.request("POST", COMMENTS, json={"author": "x", "content": "y"})
     assert limited.status == 429 and int(limited.headers["retry-after"]) >= 1
 
 
 def new_comment_status(server: Server) -> int:
-    return server.request("POST", COMMENTS, {"author": "e2e", "content": "n"}).status
+    return server.request("POST", COMMENTS, json={"author": "e2e", "content": "n"}).status
 
 
 @pytest.mark.parametrize(
@@ -217,7 +166,7 @@ def test_store_down_leaves_articles_working(start: Callable[..., Server]) -> Non
     assert server.request("GET", ARTICLE).status == 200
     assert server.request("GET", "/api/v1/en/articles").status == 200
     started = time.monotonic()
-    result = server.request("POST", COMMENTS, {"author": "a", "content": "b"})
+    result = server.request("POST", COMMENTS, json={"author": "a", "content": "b"})
     assert (result.status, result.json()) == (503, {"detail": "Comment store unavailable"})
     assert time.monotonic() - started < 5
     ready = server.request("GET", "/ready")

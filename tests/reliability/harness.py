@@ -1,34 +1,29 @@
 """A real gunicorn serving a real bundle, for the reliability tests and runners.
 
-No pytest here: `scripts/fuzz.py` and `scripts/soak.py` use it too. Every process is
-started in its own session and is stopped by its own id; nothing else is signalled.
+No pytest here: `scripts/fuzz.py` and `scripts/soak.py` use it too. The server itself is
+tests/server.py's; this adds these tests' settings, raw sockets and /proc readings.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
-from tests.http_support import Response, exchange, free_port
+from tests.http_support import Response, free_port
+from tests.server import BIN as BIN  # re-exported: fuzz.py imports it from here
+from tests.server import REPO
+from tests.server import Server as BaseServer
 
-REPO = Path(__file__).resolve().parents[2]
 SAMPLE_SRC = REPO / "data" / "sample"
-BIN = Path(sys.executable).parent
-GUNICORN = BIN / "gunicorn"
-CONF = REPO / "app" / "gunicorn_conf.py"
 ADMIN_TOKEN = "rel-admin-7c1f9e2b5d"  # distinctive, so a grep of the logs cannot miss it
-START_TIMEOUT = 20.0
 
 
 def build_sample_bundle(out: Path) -> str:
@@ -65,90 +60,22 @@ def parse_response(raw: bytes) -> Reply:
 
 
 @dataclass
-class Server:
-    """gunicorn -c app/gunicorn_conf.py app.wsgi:app on a free loopback port."""
+class Server(BaseServer):
+    """tests/server.py's gunicorn, set for these tests: a rate limit they never reach,
+    bundle checks every 0.2 s, the access log on, and the worker class under test."""
 
-    workdir: Path
-    bundle_dir: Path
-    dsn: str | None = None
-    workers: int = 2
     worker_class: str = "sync"
-    env: Mapping[str, str] = field(default_factory=dict)
-    port: int = field(default_factory=free_port)
-    process: subprocess.Popen[bytes] | None = None
 
     def __post_init__(self) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        self.log_path = self.workdir / f"gunicorn-{self.port}.log"
-        if self.dsn is None:
-            self.dsn = f"sqlite:///{self.workdir / 'comments.sqlite3'}"
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def start(self) -> Server:
-        env = {
-            **os.environ,
-            "NEWS_BIND": f"127.0.0.1:{self.port}",
-            "NEWS_BUNDLE_DIR": str(self.bundle_dir),
-            "NEWS_COMMENTS_DSN": str(self.dsn),
+        super().__post_init__()
+        self.env = {
             "NEWS_ADMIN_TOKEN": ADMIN_TOKEN,
             "NEWS_COMMENT_RATE_LIMIT": "1000000/60",
             "NEWS_BUNDLE_CHECK_INTERVAL": "0.2",
             "NEWS_ACCESS_LOG": "-",  # the token-never-logged test greps it too
-            "WEB_CONCURRENCY": str(self.workers),
             "NEWS_WORKER_CLASS": self.worker_class,
-            "PYTHONUNBUFFERED": "1",
             **self.env,
         }
-        log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child from here on
-        try:
-            self.process = subprocess.Popen(
-                [str(GUNICORN), "-c", str(CONF), "app.wsgi:app"],
-                cwd=REPO,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        finally:
-            log.close()
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited at start:\n{self.log_text()[-3000:]}")
-            with contextlib.suppress(OSError):
-                if self.request("GET", "/health", timeout=1).status == 200 and (
-                    len(self.worker_pids()) == self.workers
-                ):
-                    return self
-            time.sleep(0.1)
-        self.kill()
-        raise RuntimeError(f"gunicorn did not start:\n{self.log_text()[-3000:]}")
-
-    def __enter__(self) -> Server:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    # -- talking to it ----------------------------------------------------------------
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        body: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float = 10.0,
-    ) -> Reply:
-        return exchange(self.port, method, path, body, headers, timeout)
 
     def raw(self, data: bytes, timeout: float = 10.0, shut_write: bool = False) -> bytes:
         """Send bytes as they are and read until the server closes the connection."""
@@ -173,59 +100,12 @@ class Server:
             {"Content-Type": "application/json", **headers},
         )
 
-    # -- observing it -----------------------------------------------------------------
-
-    def worker_pids(self) -> list[int]:
-        return children(self.pid)
-
-    def log_text(self) -> str:
-        return self.log_path.read_text("utf-8", "replace") if self.log_path.exists() else ""
-
     def connections(self) -> int:
         """Server-side TCP connections on the server's port, any state but LISTEN."""
         return tcp_connections(self.port)
 
-    # -- stopping it ------------------------------------------------------------------
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 35.0) -> int | None:
-        if self.process is None or self.process.poll() is not None:
-            return None if self.process is None else self.process.returncode
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, sig)
-        try:
-            return self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            return None
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            workers = self.worker_pids()
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-            for pid in workers:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            self.process.wait(10)
-
 
 # -- /proc readings ------------------------------------------------------------------------
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        # The command name may hold spaces and parentheses: fields follow the last ")".
-        fields = stat.rpartition(")")[2].split()
-        if len(fields) > 1 and int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(entry))
-    return sorted(found)
 
 
 def rss_kib(pid: int) -> int:
@@ -251,15 +131,6 @@ def tcp_connections(port: int) -> int:
                 if local_port == port and parts[3] not in ("0A", "06"):
                     count += 1
     return count
-
-
-@contextlib.contextmanager
-def running(server: Server) -> Iterator[Server]:
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 class TcpProxy:
