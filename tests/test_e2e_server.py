@@ -227,12 +227,17 @@ def test_sighup_picks_up_new_bundle(tmp_path: Path, kind: Kind, switch_timeout: 
     bundle_dir = tmp_path / "bundle"
     src = tmp_path / "src"
     write_corpus(src, [good("first")])
-    build(src, bundle_dir)
+    old_id = build(src, bundle_dir)
     srv = e2e_server(tmp_path, bundle_dir, kind, check_interval="3600")
+    srv.workers = 1  # every request below reaches the same, already loaded worker
     try:
         srv.start()
+        assert srv.get("/ready").json()["bundle"] == old_id  # loaded; next check in an hour
         write_corpus(src, [good("first"), good("second")])
         new_id = build(src, bundle_dir)
+        for _ in range(20):  # without the signal the worker keeps serving the old bundle
+            assert srv.get("/ready").json()["bundle"] == old_id
+        assert srv.get(article_path("en", "second")).status == 404
         srv.send_signal(signal.SIGHUP)
         deadline = time.monotonic() + switch_timeout
         streak = 0
