@@ -1,9 +1,10 @@
 """Versioned schema for the comment store, one statement list per SQL dialect.
 
 Migrations only ever get appended; an applied version is never edited. The runner
-(`SQLStore._migrate`) applies the missing versions in one transaction while holding a
-lock every instance contends for, so instances starting at once apply each version
-exactly once.
+(`SQLStore._migrate`) first reads, without any lock, whether every version is applied
+(the usual case: each worker's first request after start); only otherwise does it apply
+the missing versions in one transaction while holding a lock every instance contends for,
+so instances starting at once apply each version exactly once.
 """
 
 from __future__ import annotations
@@ -22,6 +23,15 @@ SCHEMA_TABLE = {
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         " version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)"
     ),
+}
+
+# Whether schema_migrations exists, asked of the catalogue so the query never fails.
+SCHEMA_TABLE_EXISTS = {
+    "sqlite": (
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ),
+    "postgres": "SELECT count(*) FROM (SELECT to_regclass('schema_migrations') AS t) s"
+    " WHERE t IS NOT NULL",
 }
 
 

@@ -21,7 +21,13 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from app.comments.migrations import MIGRATIONS, RATE_KEY_SECRET, SCHEMA_TABLE, Dialect
+from app.comments.migrations import (
+    MIGRATIONS,
+    RATE_KEY_SECRET,
+    SCHEMA_TABLE,
+    SCHEMA_TABLE_EXISTS,
+    Dialect,
+)
 from app.comments.model import (
     Comment,
     Created,
@@ -150,6 +156,14 @@ class SQLStore(ABC):
         with self._lock:
             if self._migrated:
                 return
+            # A read first: a worker's first request must not need SQLite's write lock (or
+            # PostgreSQL's migration lock) when there is nothing to migrate, or a busy
+            # writer elsewhere would turn that request, even a read, into a 503.
+            current = self._current_secret(conn)
+            if current is not None:
+                self._secret = current
+                self._migrated = True
+                return
             with self._migration_lock(conn):
                 self._exec(conn, SCHEMA_TABLE[self.dialect])
                 done = {row[0] for row in self._exec(conn, "SELECT version FROM schema_migrations")}
@@ -181,6 +195,19 @@ class SQLStore(ABC):
                     value = bytes(row[0])
             self._secret = value
             self._migrated = True
+
+    def _current_secret(self, conn: Any) -> bytes | None:
+        """The rate-key secret if every migration is applied already, else None."""
+        with self._read(conn):
+            if not self._exec(conn, SCHEMA_TABLE_EXISTS[self.dialect]).fetchone()[0]:
+                return None
+            done = {row[0] for row in self._exec(conn, "SELECT version FROM schema_migrations")}
+            if any(migration.version not in done for migration in MIGRATIONS):
+                return None
+            row = self._exec(
+                conn, "SELECT value FROM comment_secrets WHERE name = ?", (RATE_KEY_SECRET,)
+            ).fetchone()
+        return None if row is None else bytes(row[0])
 
     # -- operations ---------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from app.comments import create_comment_service, open_store
-from app.comments.model import NewComment, RateLimit
+from app.comments.model import NewComment, RateLimit, StoreUnavailable
 from app.comments.sqlite import SQLiteStore
 from app.config import ConfigError, Settings
 from tests.comments.support import Client, pg_admin, pg_dsn, post, require_postgres
@@ -206,6 +206,38 @@ def test_migrations_race_between_threads(dsn: str) -> None:
     assert {s._secret for s in stores} == {secret}
     for store in stores:
         store.close()
+
+
+def test_a_migrated_sqlite_store_starts_without_the_write_lock(tmp_path: Path) -> None:
+    """A worker's first request on an up-to-date database only reads the schema, so a
+    writer holding the lock elsewhere (a backup, a slow create) does not turn it into a
+    503; a database that still needs migrating does wait for the lock."""
+    dsn = f"sqlite:///{tmp_path / 'c.sqlite3'}"
+    first: Any = open_store(dsn)
+    first.ping()  # migrates
+    secret = first._secret
+    first.close()
+    locker = sqlite3.connect(tmp_path / "c.sqlite3", isolation_level=None)
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        fresh: Any = open_store(dsn)
+        assert fresh.list_page("en", "a1", "newest", 10, 0) == (0, [])
+        assert fresh._secret == secret
+        fresh.close()
+        empty: Any = open_store(f"sqlite:///{tmp_path / 'new.sqlite3'}")
+        other = sqlite3.connect(tmp_path / "new.sqlite3", isolation_level=None)
+        other.execute("BEGIN EXCLUSIVE")
+        try:
+            with pytest.raises(StoreUnavailable):
+                empty.ping()  # must create the schema: needs the write lock
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        empty.ping()
+        empty.close()
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
 
 
 MIGRATE_SCRIPT = """
