@@ -56,17 +56,18 @@ class _Postings:
 
     term: np.ndarray  # int64 term number (within the family) per posting
     doc: np.ndarray  # int64
-    tf: np.ndarray  # float64 BM25F pseudo term frequency
-    in_title: np.ndarray  # bool
-    # Trigrams only: occurrences per posting, and their positions in posting order.
+    # Scored families (words, unigrams, bigrams):
+    tf: np.ndarray | None = None  # float64 BM25F pseudo term frequency
+    in_title: np.ndarray | None = None  # bool
+    # Trigrams: occurrences per posting, and their positions in posting order.
     npos: np.ndarray | None = None  # int64
-    pos: np.ndarray | None = None  # int64
+    pos: np.ndarray | None = None  # uint16 or uint32
 
 
-def _no_postings(with_positions: bool) -> _Postings:
+def _no_postings(positions: np.dtype | None = None) -> _Postings:
     empty = np.zeros(0, dtype=np.int64)
-    if with_positions:
-        return _Postings(empty, empty, np.zeros(0), np.zeros(0, dtype=bool), empty, empty)
+    if positions is not None:
+        return _Postings(empty, empty, npos=empty, pos=np.zeros(0, dtype=positions))
     return _Postings(empty, empty, np.zeros(0), np.zeros(0, dtype=bool))
 
 
@@ -175,24 +176,17 @@ def _tokenize_cjk(analyzer: Analyzer, docs: Sequence[IndexDoc]) -> _Words:
 # threshold, so the same heap memory is reused chunk after chunk.
 _CHUNK_DOCS = 1024
 _CHUNK_SEGBITS = (_CHUNK_DOCS - 1).bit_length() + 2
+_CHUNK_DOCBITS = _CHUNK_SEGBITS - 2
+_CHUNK_DOCMASK = (1 << _CHUNK_DOCBITS) - 1
 
 
-def _aggregate(
-    keys: np.ndarray, norm: np.ndarray, doc0: int, pos: np.ndarray | None = None
-) -> _Postings:
+def _aggregate(keys: np.ndarray, norm: np.ndarray, doc0: int) -> _Postings:
     """One chunk's occurrence keys (term << _CHUNK_SEGBITS | local doc << 2 | field) ->
-    postings sorted by term, then document. With ``pos`` (each occurrence's position in its
-    document, the occurrences given in document then position order), the postings also
-    carry their positions, ascending: a stable sort keeps that order within a key."""
-    if pos is None:
-        keys.sort()
-    else:
-        order = keys.argsort(kind="stable")
-        keys = keys[order]
-        pos = pos[order]
+    postings sorted by term, then document."""
+    keys.sort()
     first = _starts(keys)
     if first.size == 0:
-        return _no_postings(pos is not None)
+        return _no_postings()
     counts = np.diff(first, append=keys.size)
     distinct = keys[first]
     seg = (distinct & ((1 << _CHUNK_SEGBITS) - 1)).astype(np.intp)
@@ -202,12 +196,31 @@ def _aggregate(
     tf = np.add.reduceat(weighted, group)
     in_title = np.logical_or.reduceat((seg & 3) == 0, group)
     td = term_doc[group].astype(np.int64)
-    docbits = _CHUNK_SEGBITS - 2
-    postings = _Postings(td >> docbits, (td & ((1 << docbits) - 1)) + doc0, tf, in_title)
-    if pos is not None:
-        postings.npos = np.add.reduceat(counts, group)
-        postings.pos = pos
-    return postings
+    return _Postings(td >> _CHUNK_DOCBITS, (td & _CHUNK_DOCMASK) + doc0, tf, in_title)
+
+
+def _positional(
+    term: np.ndarray, doc: np.ndarray, pos: np.ndarray, doc0: int, term_bits: int
+) -> _Postings:
+    """One chunk's occurrences (term, local doc, position; given in document then position
+    order) -> unscored postings sorted by term then document, with ascending positions."""
+    if term.size == 0:
+        return _no_postings(pos.dtype)
+    pos_bits = max(1, int(pos.max()).bit_length())
+    if term_bits + _CHUNK_DOCBITS + pos_bits <= 64:
+        # Position packed into the key: one plain sort, no permutation to apply.
+        key = (term << np.uint64(_CHUNK_DOCBITS) | doc) << np.uint64(pos_bits) | pos
+        key.sort()
+        term_doc = key >> np.uint64(pos_bits)
+        pos = (key & np.uint64((1 << pos_bits) - 1)).astype(pos.dtype)
+    else:  # very long documents: a stable sort keeps each key's positions in order
+        term_doc = term << np.uint64(_CHUNK_DOCBITS) | doc
+        order = term_doc.argsort(kind="stable")
+        term_doc, pos = term_doc[order], pos[order]
+    first = _starts(term_doc)
+    td = term_doc[first].astype(np.int64)
+    npos = np.diff(first, append=term_doc.size)
+    return _Postings(td >> _CHUNK_DOCBITS, (td & _CHUNK_DOCMASK) + doc0, npos=npos, pos=pos)
 
 
 class _Family:
@@ -217,8 +230,8 @@ class _Family:
     within each term without a global sort.
     """
 
-    def __init__(self, with_positions: bool = False) -> None:
-        self.with_positions = with_positions
+    def __init__(self, positions: np.dtype | None = None) -> None:
+        self.positions = positions  # the dtype of positions, for a positional family
         self.parts: list[tuple[_Postings, np.ndarray, np.ndarray]] = []
 
     def add(self, postings: _Postings) -> None:
@@ -231,7 +244,7 @@ class _Family:
         """(sorted distinct term keys, df per term, merged postings)."""
         if not self.parts:
             empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, _no_postings(self.with_positions)
+            return empty, empty, _no_postings(self.positions)
         terms = np.unique(np.concatenate([t for _, t, _ in self.parts]))
         dense = [np.searchsorted(terms, t) for _, t, _ in self.parts]
         df = np.zeros(terms.size, dtype=np.int64)
@@ -239,29 +252,30 @@ class _Family:
             df[d] += counts  # d has no duplicates within a chunk
         fill = np.cumsum(df) - df
         total = int(df.sum())
-        doc = np.empty(total, dtype=np.int64)
-        tf = np.empty(total, dtype=np.float64)
-        in_title = np.empty(total, dtype=bool)
-        npos = np.empty(total, dtype=np.int64) if self.with_positions else None
+        merged = _Postings(np.repeat(np.arange(terms.size), df), np.empty(total, dtype=np.int64))
+        if self.positions is None:
+            merged.tf = np.empty(total, dtype=np.float64)
+            merged.in_title = np.empty(total, dtype=bool)
+        else:
+            merged.npos = np.empty(total, dtype=np.int64)
         destinations = []
         for d, (part, _, counts) in zip(dense, self.parts, strict=True):
             dest = np.repeat(fill[d], counts) + _ragged_arange(counts)
-            doc[dest] = part.doc
-            tf[dest] = part.tf
-            in_title[dest] = part.in_title
-            if npos is not None:
-                npos[dest] = part.npos
+            merged.doc[dest] = part.doc
+            if self.positions is None:
+                merged.tf[dest] = part.tf
+                merged.in_title[dest] = part.in_title
+            else:
+                merged.npos[dest] = part.npos
                 destinations.append(dest)
             fill[d] += counts
-        merged = _Postings(np.repeat(np.arange(terms.size), df), doc, tf, in_title)
-        if npos is not None:
+        if self.positions is not None:
             # Second scatter: each posting's block of positions to its merged place.
-            posoff = np.cumsum(npos) - npos
-            merged.pos = np.empty(int(npos.sum()), dtype=np.int64)
+            posoff = np.cumsum(merged.npos) - merged.npos
+            merged.pos = np.empty(int(merged.npos.sum()), dtype=self.positions)
             for dest, (part, _, _) in zip(destinations, self.parts, strict=True):
                 at = np.repeat(posoff[dest], part.npos) + _ragged_arange(part.npos)
                 merged.pos[at] = part.pos
-            merged.npos = npos
         self.parts = []
         return terms, df, merged
 
@@ -292,6 +306,10 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     words.cjk_pieces = []
     cjk_start = np.concatenate(([0], np.cumsum(piece_lengths)))
     doc_cjk_length = np.diff(cjk_start[::_NFIELDS])  # a doc's text: its fields' pieces
+    longest = int(doc_cjk_length.max()) if ndocs else 0
+    if longest > 1 << 32:
+        raise ValueError("a document's CJK text is too long for 32-bit positions")
+    pos_dtype = np.dtype(np.uint16 if longest <= 1 << 16 else np.uint32)
     word_counts = np.bincount(words.seg, minlength=nseg)
     word_start = np.concatenate(([0], np.cumsum(word_counts)))
     chunks = [(d0, min(ndocs, d0 + _CHUNK_DOCS)) for d0 in range(0, ndocs, _CHUNK_DOCS)]
@@ -326,7 +344,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     cbits = max(1, chars.size.bit_length())
     dense = np.cumsum(present, dtype=np.int64).astype(np.uint64)  # 1-based; separator -> 0
     del present
-    if 3 * cbits + _CHUNK_SEGBITS > 64:
+    if max(2 * cbits + _CHUNK_SEGBITS, 3 * cbits + _CHUNK_DOCBITS) > 64:
         raise ValueError("too many distinct CJK characters for 64-bit trigram keys")
 
     # BM25F length normalisation per (doc, field); length = words + CJK characters.
@@ -339,7 +357,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
 
     # Pass 2: per chunk, occurrence keys -> postings (with positions for trigrams).
     word_family, uni_family, bi_family = _Family(), _Family(), _Family()
-    tri_family = _Family(with_positions=True)
+    tri_family = _Family(positions=pos_dtype)
     for d0, d1 in chunks:
         s0, s1 = d0 * _NFIELDS, d1 * _NFIELDS
         chunk_norm = norm[s0:s1]
@@ -352,7 +370,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         folded, local_seg = chunk_cps(d0, d1)
         if folded.size == 0:
             continue
-        position = _ragged_arange(doc_cjk_length[d0:d1])
+        position = _ragged_arange(doc_cjk_length[d0:d1]).astype(pos_dtype)
         ci = dense[folded]
         is_char = ci != 0
         seg_shift = np.uint64(_CHUNK_SEGBITS)
@@ -364,8 +382,8 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         triple = (ci[:-2][trigram] << np.uint64(cbits) | ci[1:-1][trigram]) << np.uint64(
             cbits
         ) | ci[2:][trigram]
-        tri_keys = triple << seg_shift | local_seg[:-2][trigram]
-        tri_family.add(_aggregate(tri_keys, chunk_norm, d0, position[:-2][trigram]))
+        tri_doc = local_seg[:-2][trigram] >> np.uint64(2)
+        tri_family.add(_positional(triple, tri_doc, position[:-2][trigram], d0, 3 * cbits))
 
     word_terms, word_df, word_postings = word_family.merge()
     if not np.array_equal(word_terms, np.arange(len(words.terms))):
@@ -391,10 +409,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     triposoff = np.concatenate(([0], np.cumsum(tri_postings.npos)))
     if max(ptr[-1], triptr[-1], triposoff[-1]) >= 1 << 32:
         raise ValueError("index too large for 32-bit offsets")
-    longest = int(doc_cjk_length.max()) if ndocs else 0
-    pos_type = "H" if longest <= 1 << 16 else "I"
-    if longest > 1 << 32:
-        raise ValueError("a document's CJK text is too long for 32-bit positions")
+    pos_type = "H" if pos_dtype == np.uint16 else "I"
 
     encoded_terms = [t.encode("utf-8") for t in words.terms]
     wordoff = np.concatenate(([0], np.cumsum([len(t) for t in encoded_terms], dtype=np.int64)))
@@ -430,5 +445,5 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         layout.TRIPTR: triptr.astype("<u4").tobytes(),
         layout.TRIDOCS: tri_postings.doc.astype("<u2" if doc_type == "H" else "<u4").tobytes(),
         layout.TRIPOSOFF: triposoff.astype("<u4").tobytes(),
-        layout.TRIPOS: tri_postings.pos.astype("<u2" if pos_type == "H" else "<u4").tobytes(),
+        layout.TRIPOS: tri_postings.pos.astype(pos_dtype.newbyteorder("<")).tobytes(),
     }
