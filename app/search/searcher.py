@@ -243,22 +243,17 @@ class Searcher:
         scored range, adding its scores to acc in order."""
         if acc is None:
             acc = np.zeros(cand.size, dtype=np.float64)
-        tridocs, docs, scores = self._np_tridocs, self._np_docs, self._np_scores
         for lo, hi in filters:
             if not cand.size:
                 break
-            other = tridocs[lo:hi]
-            idx = np.minimum(np.searchsorted(other, cand), hi - lo - 1)
-            hit = other[idx] == cand
+            hit, _ = _lookup(self._np_tridocs[lo:hi], cand)
             cand, acc = cand[hit], acc[hit]
         for lo, hi in ranges:
             if not cand.size:
                 break
-            other = docs[lo:hi]
-            idx = np.minimum(np.searchsorted(other, cand), hi - lo - 1)
-            hit = other[idx] == cand
+            hit, idx = _lookup(self._np_docs[lo:hi], cand)
             cand = cand[hit]
-            acc = acc[hit] + scores[lo + idx[hit]]
+            acc = acc[hit] + self._np_scores[lo + idx[hit]]
         return cand, acc
 
     def _scored(self, ranges: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -277,6 +272,12 @@ class Searcher:
             return cand, sums[cand]
         # Sparse: binary-search each candidate of the rarest list in the next lists.
         return self._probe(docs[lo:hi], ranges[1:], [], scores[lo:hi].astype(np.float64))
+
+
+def _lookup(postings: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mask of the candidates found in a non-empty sorted posting list, their indexes)."""
+    idx = np.minimum(np.searchsorted(postings, cand), postings.size - 1)
+    return postings[idx] == cand, idx
 
 
 def _kth_smallest(values: np.ndarray, k: int) -> float:
