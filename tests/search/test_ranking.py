@@ -131,8 +131,8 @@ def test_common_terms_and_long_queries_cost_their_distinct_postings_only(
     assert not ranges_seen
 
 
-def _files(language: str = "en") -> dict[str, memoryview]:
-    files = build_index(language, [doc("hello world")])
+def _files(language: str = "en", text: str = "hello world") -> dict[str, memoryview]:
+    files = build_index(language, [doc(text)])
     return {name: memoryview(data) for name, data in files.items()}
 
 
@@ -149,6 +149,10 @@ def test_searcher_rejects_inconsistent_files() -> None:
     truncated[layout.SCORES] = files[layout.SCORES][:-4]
     with pytest.raises(ValueError, match=layout.SCORES):
         Searcher("en", truncated)
+    cjk = _files("ja", "日本経済新聞")
+    for name in (layout.TRIDOCS, layout.TRIPOSOFF, layout.TRIPOS):
+        with pytest.raises(ValueError, match=name):
+            Searcher("ja", {**cjk, name: cjk[name][:-2]})
     meta = bytes(files[layout.META])
     for broken_meta in (
         meta.replace(f'"format":{layout.FORMAT_VERSION}'.encode(), b'"format":999'),
