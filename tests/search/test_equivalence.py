@@ -172,11 +172,15 @@ def test_same_results_as_reference_on_random_corpora(
             assert s.search(query, *page) == reference(s, texts, query, *page), query
 
 
-def test_sequence_after_an_odd_offset_lookalike() -> None:
-    # "一乎乎乎" in UTF-16-LE is 00 4e 4e 4e 4e 4e 4e 4e: "乎乎乎" first matches the bytes at
-    # the odd offset 1, overlapping the real match at offset 2.
-    s = searcher_for("ja", [doc("一乎乎乎"), doc("乎一乎乎")])
-    assert s.search("乎乎乎", 0, 10) == (1, [0])
+def test_runs_of_one_repeated_character() -> None:
+    # Overlapping occurrences of one trigram (乎乎乎 at 1 and 2 in 一乎乎乎乎) and a run that
+    # covers itself (乎乎乎乎: 乎乎乎 at p and p + 1). The former text check once missed
+    # "一乎乎乎", whose UTF-16 bytes (00 4e 4e 4e ...) first matched at an odd offset.
+    s = searcher_for("ja", [doc("一乎乎乎"), doc("乎一乎乎"), doc("一乎乎乎乎")])
+    total, rows = s.search("乎乎乎", 0, 10)
+    assert total == 2 and sorted(rows) == [0, 2]
+    assert s.search("乎乎乎乎", 0, 10) == (1, [2])
+    assert s.search("乎乎乎乎乎", 0, 10) == (0, [])
 
 
 @PROPERTY
