@@ -159,54 +159,58 @@ class SQLStore(ABC):
             # A read first: a worker's first request must not need SQLite's write lock (or
             # PostgreSQL's migration lock) when there is nothing to migrate, or a busy
             # writer elsewhere would turn that request, even a read, into a 503.
-            current = self._current_secret(conn)
-            if current is not None:
-                self._secret = current
-                self._migrated = True
-                return
-            with self._migration_lock(conn):
-                self._exec(conn, SCHEMA_TABLE[self.dialect])
-                done = {row[0] for row in self._exec(conn, "SELECT version FROM schema_migrations")}
-                for migration in MIGRATIONS:
-                    if migration.version in done:
-                        continue
-                    for statement in migration.statements[self.dialect]:
-                        self._exec(conn, statement)
-                    self._exec(
-                        conn,
-                        "INSERT INTO schema_migrations (version, name, applied_at)"
-                        " VALUES (?, ?, ?)",
-                        (migration.version, migration.name, self._ts_in(datetime.now(UTC))),
-                    )
-                    log.info("comment store: applied migration %d", migration.version)
-                # Generated once, by whichever instance migrates first, so that every
-                # process and instance hashes a client address to the same key.
-                row = self._exec(
-                    conn, "SELECT value FROM comment_secrets WHERE name = ?", (RATE_KEY_SECRET,)
-                ).fetchone()
-                if row is None:
-                    value = secrets.token_bytes(32)
-                    self._exec(
-                        conn,
-                        "INSERT INTO comment_secrets (name, value) VALUES (?, ?)",
-                        (RATE_KEY_SECRET, value),
-                    )
-                else:
-                    value = bytes(row[0])
+            value = self._current_secret(conn)
+            if value is None:
+                value = self._apply_migrations(conn)
             self._secret = value
             self._migrated = True
+
+    def _apply_migrations(self, conn: Any) -> bytes:
+        """Applies the missing versions under the migration lock; returns the rate-key
+        secret, generated here if no instance has yet."""
+        with self._migration_lock(conn):
+            self._exec(conn, SCHEMA_TABLE[self.dialect])
+            done = self._applied_versions(conn)
+            for migration in MIGRATIONS:
+                if migration.version in done:
+                    continue
+                for statement in migration.statements[self.dialect]:
+                    self._exec(conn, statement)
+                self._exec(
+                    conn,
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (migration.version, migration.name, self._ts_in(datetime.now(UTC))),
+                )
+                log.info("comment store: applied migration %d", migration.version)
+            # Generated once, by whichever instance migrates first, so that every
+            # process and instance hashes a client address to the same key.
+            value = self._stored_secret(conn)
+            if value is None:
+                value = secrets.token_bytes(32)
+                self._exec(
+                    conn,
+                    "INSERT INTO comment_secrets (name, value) VALUES (?, ?)",
+                    (RATE_KEY_SECRET, value),
+                )
+        return value
 
     def _current_secret(self, conn: Any) -> bytes | None:
         """The rate-key secret if every migration is applied already, else None."""
         with self._read(conn):
             if not self._exec(conn, SCHEMA_TABLE_EXISTS[self.dialect]).fetchone()[0]:
                 return None
-            done = {row[0] for row in self._exec(conn, "SELECT version FROM schema_migrations")}
+            done = self._applied_versions(conn)
             if any(migration.version not in done for migration in MIGRATIONS):
                 return None
-            row = self._exec(
-                conn, "SELECT value FROM comment_secrets WHERE name = ?", (RATE_KEY_SECRET,)
-            ).fetchone()
+            return self._stored_secret(conn)
+
+    def _applied_versions(self, conn: Any) -> set[int]:
+        return {row[0] for row in self._exec(conn, "SELECT version FROM schema_migrations")}
+
+    def _stored_secret(self, conn: Any) -> bytes | None:
+        row = self._exec(
+            conn, "SELECT value FROM comment_secrets WHERE name = ?", (RATE_KEY_SECRET,)
+        ).fetchone()
         return None if row is None else bytes(row[0])
 
     # -- operations ---------------------------------------------------------------
