@@ -222,15 +222,16 @@ class Searcher:
     def _intersect(
         self, ranges: list[tuple[int, int]], filters: list[tuple[int, int]]
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Documents in every posting range and every trigram range (ascending), and their
-        float64 score sums, added in `ranges` order (rarest first), exactly like a sequential
-        Python sum."""
+        """Documents in every posting range and every trigram range (ascending, both lists
+        sorted by size), and their float64 score sums, added in `ranges` order (rarest
+        first), exactly like a sequential Python sum."""
         lo, hi = ranges[0]
         if filters:
             # A trigram's documents are a subset of its bigrams': usually the rarest list.
-            tlo, thi = min(filters, key=lambda r: r[1] - r[0])
+            # Both lists come sorted by size, so [0] is the rarest of each kind.
+            tlo, thi = filters[0]
             if thi - tlo < hi - lo:
-                return self._probe(self._np_tridocs[tlo:thi], ranges, filters)
+                return self._probe(self._np_tridocs[tlo:thi], ranges, filters[1:])
         cand, acc = self._scored(ranges)
         return self._probe(cand, [], filters, acc)
 
