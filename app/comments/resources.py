@@ -77,11 +77,15 @@ def comment_location(language: str, article_id: str, comment_id: str) -> str:
     return "/api/v1/{}/articles/{}/comments/{}".format(*segments)
 
 
-class CommentsResource:
-    """`/api/v1/{language}/articles/{article_id}/comments`: list and create."""
+class _ContextResource:
+    """Every comment resource is built around the service's one Context."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+
+
+class CommentsResource(_ContextResource):
+    """`/api/v1/{language}/articles/{article_id}/comments`: list and create."""
 
     def on_get(
         self, req: falcon.Request, resp: falcon.Response, language: str, article_id: str
@@ -130,11 +134,8 @@ class CommentsResource:
         _send(resp, orjson.dumps(comment.to_json()), 201)
 
 
-class CommentResource:
+class CommentResource(_ContextResource):
     """`/api/v1/{language}/articles/{article_id}/comments/{comment_id}`: get and delete."""
-
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
 
     def on_get(
         self,
@@ -189,11 +190,8 @@ class CommentResource:
             raise APIError(401, "Invalid or missing admin token", challenge)
 
 
-class CountResource:
+class CountResource(_ContextResource):
     """`/api/v1/{language}/articles/{article_id}/comments/count`."""
-
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
 
     def on_get(
         self, req: falcon.Request, resp: falcon.Response, language: str, article_id: str
@@ -207,11 +205,8 @@ class CountResource:
     on_head = on_get
 
 
-class CountsResource:
+class CountsResource(_ContextResource):
     """`/api/v1/{language}/comments/counts?article_id=A&article_id=B`."""
-
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         ctx = self.ctx
