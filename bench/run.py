@@ -273,6 +273,31 @@ def wrk(
     return result
 
 
+def measure(
+    runs: list[dict[str, Any]],
+    app: str,
+    server: str,
+    endpoint: str,
+    port: int,
+    urls: Path,
+    duration: int,
+    opts: Options,
+    rate: int | None = None,
+    cpu_pids: list[int] | None = None,
+    **extra: Any,
+) -> None:
+    """One wrk run, recorded in `runs` and logged."""
+    result = wrk(port, urls, duration, opts, rate=rate, cpu_pids=cpu_pids)
+    runs.append(
+        {"app": app, "server": server, "endpoint": endpoint, "rate": rate, **extra, **result}
+    )
+    label = f"{endpoint} @{rate}/s" if rate else endpoint
+    log(
+        f"  {label:18s} {result['rps']:9.1f} req/s  p50 {result['p50_ms']:.2f} ms"
+        f"  p99 {result['p99_ms']:.2f} ms  errors {result['http_errors']}"
+    )
+
+
 def shown(cmd: list[str]) -> str:
     text = " ".join(cmd)
     for path, name in (
@@ -479,48 +504,21 @@ def run_server(
         wrk(server.port, files["mix"], opts.warmup, opts)  # warm caches and all workers
         plan = [*ENDPOINTS, "mix"] if server.app == "real" else ["mix"]
         for endpoint in plan:
-            result = wrk(server.port, files[endpoint], opts.duration, opts, cpu_pids=cpu_pids)
-            runs.append(
-                {
-                    "app": server.app,
-                    "server": server.name,
-                    "endpoint": endpoint,
-                    "rate": None,
-                    **result,
-                }
-            )
-            log(
-                f"  {endpoint:10s} {result['rps']:9.1f} req/s  p50 {result['p50_ms']:.2f} ms"
-                f"  p99 {result['p99_ms']:.2f} ms  errors {result['http_errors']}"
-            )
+            measure(
+                runs, server.app, server.name, endpoint, server.port, files[endpoint],
+                opts.duration, opts, cpu_pids=cpu_pids,
+            )  # fmt: skip
         if server.app == "real":
             # Search by query shape, each beside the get-by-id run above (shorter runs).
             for group, path in search_groups(files["search"], scratch).items():
-                result = wrk(server.port, path, max(3, opts.duration // 3), opts)
-                runs.append(
-                    {"app": "real", "server": server.name, "endpoint": group, "rate": None,
-                     "queries": len(path.read_text().split()), **result}
+                measure(
+                    runs, server.app, server.name, group, server.port, path,
+                    max(3, opts.duration // 3), opts, queries=len(path.read_text().split()),
                 )  # fmt: skip
-                log(
-                    f"  {group:18s} {result['rps']:9.1f} req/s  p50 {result['p50_ms']:.2f} ms"
-                    f"  p99 {result['p99_ms']:.2f} ms"
-                )
-            result = wrk(
-                server.port, files["mix"], opts.duration, opts, rate=opts.rate, cpu_pids=cpu_pids
-            )
-            runs.append(
-                {
-                    "app": server.app,
-                    "server": server.name,
-                    "endpoint": "mix",
-                    "rate": opts.rate,
-                    **result,
-                }
-            )
-            log(
-                f"  mix @{opts.rate}/s {result['rps']:9.1f} req/s  p50 {result['p50_ms']:.2f} ms"
-                f"  p99 {result['p99_ms']:.2f} ms"
-            )
+            measure(
+                runs, server.app, server.name, "mix", server.port, files["mix"],
+                opts.duration, opts, rate=opts.rate, cpu_pids=cpu_pids,
+            )  # fmt: skip
         info["workers"] = [memory(pid) for pid in workers_of(proc)]
     finally:
         stop(proc)
@@ -551,14 +549,10 @@ def run_nginx(
         pids = workers_of(proc)
         wrk(port, files["mix"], opts.warmup, opts)
         for endpoint in (*ENDPOINTS, "mix"):
-            result = wrk(port, files[endpoint], opts.duration, opts, cpu_pids=[proc.pid, *pids])
-            runs.append(
-                {"app": "static", "server": "nginx", "endpoint": endpoint, "rate": None, **result}
-            )
-            log(
-                f"  {endpoint:10s} {result['rps']:9.1f} req/s  p99 {result['p99_ms']:.2f} ms"
-                f"  errors {result['http_errors']}"
-            )
+            measure(
+                runs, "static", "nginx", endpoint, port, files[endpoint], opts.duration, opts,
+                cpu_pids=[proc.pid, *pids],
+            )  # fmt: skip
         info["workers"] = [memory(pid) for pid in workers_of(proc)]
     finally:
         stop(proc)
