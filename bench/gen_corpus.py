@@ -1,4 +1,4 @@
-"""Deterministic synthetic news corpus for the benchmark (source format: API contract, section 6).
+"""Deterministic synthetic news corpus for the benchmark (source format: docs/api.md §6).
 
 Writes one ``<lang>.jsonl`` per language plus ``urls/*.txt``: the fixed URL lists that the wrk
 scripts cycle (the mixed load and each endpoint alone), built from ids, categories and words that
@@ -30,7 +30,7 @@ CJK = frozenset({"ko", "zh_cn", "zh_tw", "ja"})
 # Sizes in characters (the issue: title ~60, summary ~250, body ~3,000 in 4-6 paragraphs).
 TITLE_CHARS, SUMMARY_CHARS, BODY_CHARS = 60, 250, 3000
 
-# Load mix (issue 5): share of each endpoint in the mixed URL list.
+# Load mix: share of each endpoint in the mixed URL list.
 MIX = {"list": 30, "latest": 20, "get": 30, "search": 15, "categories": 5}
 MIX_URLS = 2000
 ENDPOINT_URLS = 1000

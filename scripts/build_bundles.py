@@ -2,9 +2,6 @@
 """Build a servable bundle from source JSONL articles. See `--help` and README.md."""
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.build.cli import main
 

@@ -2,9 +2,6 @@
 """Verify a shipped bundle and swap it into the served directory. See `--help` and README.md."""
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.build.install import main
 

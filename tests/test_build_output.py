@@ -1,4 +1,4 @@
-"""The builder's output: content, determinism, atomic replacement, locking (contract section 6)."""
+"""The builder's output: content, determinism, atomic replacement, locking (docs/api.md §6)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from app.bundle.reader import Bundle, BundleError
 from app.config import PROJECT_ROOT
 from app.languages import LANGUAGES
 from tests.helpers import (
+    bundle_files,
     expected_article,
     expected_categories,
     expected_order,
@@ -28,12 +29,6 @@ from tests.helpers import (
 )
 
 SCRIPT = PROJECT_ROOT / "scripts" / "build_bundles.py"
-
-
-def file_bytes(root: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
-    }
 
 
 def articles_in(bundle: Bundle, language: str) -> list[dict[str, Any]]:
@@ -130,12 +125,13 @@ def test_same_input_gives_byte_identical_bundle(corpus_src: Path, tmp_path: Path
     id_one = cli.build(corpus_src, one)
     id_two = cli.build(corpus_src, two)
     assert id_one == id_two
-    first = file_bytes(one)
-    assert first == file_bytes(two)
+    first = bundle_files(one)
+    assert first == bundle_files(two)
     assert "manifest.json" in first and len(first) > 9
-    # Rebuilding into the same directory keeps the id and the bytes.
+    # Rebuilding into the same directory (an incremental build with nothing to do) keeps the
+    # id and the bytes.
     assert cli.build(corpus_src, one) == id_one
-    assert file_bytes(one) == first
+    assert bundle_files(one) == first
 
 
 def test_bundle_id_follows_content(corpus_src: Path, tmp_path: Path) -> None:
@@ -160,7 +156,7 @@ def test_determinism_across_processes_and_hash_seeds(corpus_src: Path, tmp_path:
         )
         assert proc.returncode == 0, proc.stderr
         assert "built bundle" in proc.stdout
-        outs.append(file_bytes(out))
+        outs.append(bundle_files(out))
     assert outs[0] == outs[1]
 
 
@@ -169,16 +165,19 @@ def test_good_build_replaces_previous_bundle(tmp_path: Path) -> None:
     write_jsonl(src1 / "a.jsonl", [good("old-article")])
     write_jsonl(src2 / "a.jsonl", [good("new-article", language="ko")])
     out = tmp_path / "out"
-    cli.build(src1, out)
-    (out / "stray-file").write_text("left by someone")  # replaced with the rest of the bundle
+    first_id = cli.build(src1, out)
+    (out / "objects" / "stray-file").write_text("left by someone")  # not an object of ours
     new_id = cli.build(src2, out)
     loaded = Bundle.load(out)
     assert loaded.bundle_id == new_id
     assert loaded.languages["en"].count == 0
     assert [a["id"] for a in articles_in(loaded, "ko")] == ["new-article"]
-    assert not (out / "stray-file").exists()
+    assert not (out / "objects" / "stray-file").exists()  # collected with unused objects
     assert leftovers(out) == []
-    assert not (tmp_path / ".out.new").exists()
+    # The previous generation is kept for a rollback, with its objects.
+    previous = orjson.loads((out / "manifest.previous.json").read_bytes())
+    assert previous["bundle_id"] == first_id
+    assert all((out / "objects" / name).is_file() for name in previous["objects"])
 
 
 def test_empty_existing_directory_is_replaced(tmp_path: Path) -> None:
@@ -228,7 +227,9 @@ def test_refuses_to_replace_what_is_not_a_bundle(
     assert leftovers(out) == []
 
 
-def test_lock_refuses_concurrent_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_concurrent_builds_run_one_after_the_other(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     src = tmp_path / "src"
     write_jsonl(src / "a.jsonl", [good("x")])
     out = tmp_path / "out"
@@ -239,24 +240,30 @@ def test_lock_refuses_concurrent_build(tmp_path: Path, capsys: pytest.CaptureFix
     with open(lock_path, "a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another build holds the lock
         capsys.readouterr()
-        rc = cli.main(["--src", str(src), "--out", str(out)])
+        # Told not to wait, a build is refused and changes nothing.
+        rc = cli.main(["--src", str(src), "--out", str(out), "--wait", "0"])
         stderr = capsys.readouterr().err
         assert rc != 0
         assert "another build" in stderr
         assert tree_digest(out) == before
         assert leftovers(out) == []
-        # A separate process is refused as well (flock is per open file description).
-        proc = subprocess.run(
+        # By default a build waits for the one in progress (flock is per open file
+        # description, so a separate process is held back as well).
+        proc = subprocess.Popen(
             [sys.executable, str(SCRIPT), "--src", str(src), "--out", str(out)],
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=60,
         )
-        assert proc.returncode != 0
-        assert "another build" in proc.stderr
-        assert tree_digest(out) == before
-        fcntl.flock(fh, fcntl.LOCK_UN)
-    assert cli.main(["--src", str(src), "--out", str(out)]) == 0
+        try:
+            with pytest.raises(subprocess.TimeoutExpired):
+                proc.wait(timeout=1.5)
+            assert tree_digest(out) == before
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+        stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "built bundle" in stdout
     assert [a["id"] for a in articles_in(Bundle.load(out), "en")] == ["y"]
 
 

@@ -1,4 +1,4 @@
-"""Every rejection case of API contract section 6.
+"""Every rejection case of docs/api.md §6.
 
 Each case writes a source tree whose third line is bad (line 1 good, line 2 blank), runs the
 builder against an OUT_DIR that already holds a good bundle, and checks: non-zero exit, a

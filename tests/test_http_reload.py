@@ -1,4 +1,4 @@
-"""Live pick-up of new bundles; corrupt or incompatible bundles refused (issue: Server)."""
+"""Live pick-up of new bundles; corrupt or incompatible bundles refused (README, pipeline)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from app.bundle.reader import Bundle, BundleError
 from app.bundle.store import BundleStore
 from app.config import PROJECT_ROOT, Settings
 from app.wsgi import create_app
-from tests.helpers import article_path, good, write_jsonl
+from tests.helpers import article_path, bundle_object, good, write_jsonl
 
 INTERVAL = 0.05
 
@@ -112,16 +112,20 @@ def test_app_serves_the_new_bundle(served: Path, tmp_path: Path) -> None:
 # -- corrupt or incompatible bundles --------------------------------------------------------
 
 
+def _manifest(bundle: Path) -> dict:
+    return json.loads((bundle / "manifest.json").read_bytes())
+
+
 def _truncate(bundle: Path) -> None:
-    path = bundle / "en" / "articles.bin"
+    path = bundle_object(bundle, "en", "articles.bin")
     path.write_bytes(path.read_bytes()[:-1])
 
 
 def _flip_byte(bundle: Path) -> None:
-    path = bundle / "en" / "articles.bin"
+    path = bundle_object(bundle, "en", "articles.bin")
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x01
-    path.write_bytes(bytes(data))
+    path.write_bytes(bytes(data))  # same size: only the CRC-32 check can tell
 
 
 def _edit_manifest(**changes: object) -> Callable[[Path], None]:
@@ -139,49 +143,48 @@ def _manifest_not_json(bundle: Path) -> None:
 
 
 def _missing_file(bundle: Path) -> None:
-    (bundle / "ko" / "ids.bin").unlink()
+    bundle_object(bundle, "ko", "ids.bin").unlink()
 
 
-def _flip_manifest_checksum(bundle: Path) -> None:
-    path = bundle / "manifest.json"
-    manifest = json.loads(path.read_bytes())
-    manifest["files"]["ja/categories.json"]["crc32"] ^= 1
-    path.write_text(json.dumps(manifest))
+def _copied_without_record_and_bad_checksum(bundle: Path) -> None:
+    # A bundle copied by hand (no verified.json) is checked byte for byte against the CRC-32s.
+    (bundle / "verified.json").unlink()
+    manifest = _manifest(bundle)
+    name = bundle_object(bundle, "ja", "categories.json").name
+    manifest["objects"][name]["crc32"] ^= 1
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
 
 
-def _flip_manifest_sha256(bundle: Path) -> None:
-    # The SHA-256 column feeds the bundle id, so a tampered digest breaks the id check.
-    path = bundle / "manifest.json"
-    manifest = json.loads(path.read_bytes())
-    manifest["files"]["ja/categories.json"]["sha256"] = "0" * 64
-    path.write_text(json.dumps(manifest))
+def _tampered_content_hash(bundle: Path) -> None:
+    # The bundle id is derived from the languages' content hashes.
+    manifest = _manifest(bundle)
+    manifest["languages"]["ja"]["content_hash"] = "0" * 20
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
 
 
-def _bad_file_entry(bundle: Path) -> None:
-    path = bundle / "manifest.json"
-    manifest = json.loads(path.read_bytes())
-    manifest["files"]["en/articles.bin"] = 5
-    path.write_text(json.dumps(manifest))
+def _bad_object_entry(bundle: Path) -> None:
+    manifest = _manifest(bundle)
+    manifest["objects"][bundle_object(bundle, "en", "articles.bin").name] = 5
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
 
 
 def _bad_language_entry(bundle: Path) -> None:
-    path = bundle / "manifest.json"
-    manifest = json.loads(path.read_bytes())
+    manifest = _manifest(bundle)
     manifest["languages"]["en"]["categories"] = [["politics"]]
-    path.write_text(json.dumps(manifest))
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
 
 
 CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str]] = {
     "truncated-file": (_truncate, "truncated"),
     "flipped-byte": (_flip_byte, "checksum"),
-    "format-version": (_edit_manifest(format_version=2), "format version"),
+    "format-version": (_edit_manifest(format_version=99), "format version"),
     "format-name": (_edit_manifest(format="something-else"), "manifest"),
     "manifest-not-json": (_manifest_not_json, "JSON"),
-    "missing-file": (_missing_file, "ids.bin"),
-    "tampered-checksum": (_flip_manifest_checksum, "checksum"),
-    "tampered-sha256": (_flip_manifest_sha256, "bundle_id"),
+    "missing-file": (_missing_file, "No such file"),
+    "copied-with-bad-checksum": (_copied_without_record_and_bad_checksum, "checksum"),
+    "tampered-content-hash": (_tampered_content_hash, "bundle_id"),
     "tampered-bundle-id": (_edit_manifest(bundle_id="0" * 20), "bundle_id"),
-    "file-entry-not-object": (_bad_file_entry, "not an object"),
+    "object-entry-not-object": (_bad_object_entry, "no entry"),
     "language-entry-mistyped": (_bad_language_entry, "language en"),
 }
 
@@ -225,7 +228,10 @@ def test_corrupt_new_bundle_is_refused_and_old_keeps_serving(
 
     # The old bundle keeps serving, unchanged, and is not retried on every request.
     for _ in range(5):
-        assert client.simulate_get("/ready").json == {"status": "ready", "bundle": old_id}
+        ready = client.simulate_get("/ready")
+        assert ready.status_code == 200
+        assert ready.json["status"] == "ready" and ready.json["bundle"] == old_id
+        assert reason in ready.json["rejected_bundle"]  # the operator sees the refusal
         assert client.simulate_get("/api/v1/en/articles").content == old_list
         assert client.simulate_get(article_path("en", "three")).status_code == 404
         time.sleep(INTERVAL)
@@ -234,6 +240,7 @@ def test_corrupt_new_bundle_is_refused_and_old_keeps_serving(
     # A good build after the bad one is picked up.
     new_id = build(make_source(tmp_path / "v3", ["one", "two", "three", "four"]), served)
     assert wait_for(lambda: client.simulate_get("/ready").json["bundle"] == new_id)
+    assert "rejected_bundle" not in client.simulate_get("/ready").json
     assert client.simulate_get(article_path("en", "four")).status_code == 200
 
 

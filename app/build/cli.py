@@ -1,80 +1,454 @@
-"""`python scripts/build_bundles.py --src SRC_DIR --out OUT_DIR` (API contract, section 6)."""
+"""`python scripts/build_bundles.py --src SRC_DIR --out OUT_DIR` (docs/publishing.md).
+
+When OUT_DIR already holds a bundle the build is incremental: unchanged source lines are
+recognised by their hash and kept, new and changed articles become a new segment, and an
+article whose line is gone is retracted. `--full` builds from scratch. Either way the result
+serves exactly what a from-scratch build of the same sources serves.
+
+Order of writes, so that a build killed at any point leaves a servable bundle: every new
+object (fsynced), then the verified record, then `manifest.json` by an atomic rename (the
+commit point), then the build state; unreferenced objects are deleted last.
+"""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import multiprocessing
 import os
+import shutil
 import sys
 import time
-from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
-from app.build.compile import compile_language
-from app.build.records import Article, SourceError, read_articles
-from app.build.writer import BundleWriter, OutputError, check_replaceable, output_lock
+import numpy as np
+import orjson
+
+from app.build import policy
+from app.build.compile import compile_segment
+from app.build.generation import build_generation
+from app.build.merge import SegmentReader, merge_segments
+from app.build.records import SourceError
+from app.build.sources import LINE_RECORD, NewArticle, NewArticles, Previous, scan
+from app.build.writer import OutputError, check_replaceable, output_lock
+from app.bundle import format as fmt
+from app.bundle.objects import ObjectEntry, ObjectStore, manifest_objects, write_atomically
+from app.bundle.reader import SortedIds, bundle_id_for
 from app.languages import LANGUAGES
+from app.search.analyzers import CJK_LANGUAGES
 
-# Articles by language, set before the worker pool forks so children inherit them
-# instead of receiving them pickled.
-_BY_LANGUAGE: dict[str, list[Article]] = {}
+BUILD_STATE = "build-state.json"
+# Articles per newly compiled segment: compiling 2,000 CJK articles peaks at about 550 MB
+# (numpy n-gram arrays), so two compiles in parallel and the builder stay under 2 GB.
+CHUNK_ARTICLES = {True: 2000, False: 10000}
+
+Merge = Literal["auto", "all", "none"]
 
 
-def _compile_and_write(writer: BundleWriter, language: str) -> tuple[str, dict, dict]:
-    files, meta = compile_language(language, _BY_LANGUAGE[language])
-    return language, writer.write_language(language, files), meta
+@dataclass
+class BuildReport:
+    bundle_id: str
+    incremental: bool
+    added: int = 0
+    replaced: int = 0
+    retracted: int = 0
+    merged: int = 0  # segments written by merges
+    segments: dict[str, int] = field(default_factory=dict)
+    changed_languages: list[str] = field(default_factory=list)
+    changed_articles: dict[str, list[str]] = field(default_factory=dict)  # language -> ids
 
 
-def build(src: Path, out: Path, jobs: int | None = None) -> str:
-    """Validate `src` and replace `out` with its bundle; returns the bundle id.
+def _compile_job(out: str, language: str, articles: list[NewArticle]) -> tuple[dict, dict]:
+    store = ObjectStore(Path(out))
+    handles: dict[Path, Any] = {}
+    try:
+        records = []
+        for a in articles:
+            fh = handles.get(a.path) or handles.setdefault(a.path, open(a.path, "rb"))  # noqa: SIM115
+            records.append(a.read(fh))
+    finally:
+        for fh in handles.values():
+            fh.close()
+    files = compile_segment(language, records, [a.hash for a in articles])
+    desc_files: dict[str, str] = {}
+    entries: dict[str, ObjectEntry] = {}
+    for name in sorted(files):
+        obj, entry = store.put(files[name])
+        desc_files[name] = obj
+        entries[obj] = entry
+    return {"docs": len(records), "files": desc_files}, entries
 
-    Languages compile in parallel (`jobs` processes, default one per CPU); the output is
-    the same whatever the number of jobs. Raises SourceError or OutputError; in both cases
-    `out` is left as it was.
-    """
-    articles = read_articles(src)
-    by_language: dict[str, list[Article]] = defaultdict(list)
-    for article in articles:
-        by_language[article.language].append(article)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(LANGUAGES)))
-    # Biggest languages first, so the slowest compile never starts last.
-    order = sorted(LANGUAGES, key=lambda lang: -sum(len(a.content) for a in by_language[lang]))
-    with output_lock(out):
+
+def _merge_job(
+    out: str, language: str, inputs: list[tuple[dict[str, Any], np.ndarray]]
+) -> tuple[dict, dict]:
+    return merge_segments(ObjectStore(Path(out)), language, inputs)
+
+
+def _read_manifest(out: Path) -> dict[str, Any] | None:
+    try:
+        manifest = orjson.loads((out / fmt.MANIFEST).read_bytes())
+    except (FileNotFoundError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(manifest, dict) or manifest.get("format_version") != fmt.FORMAT_VERSION:
+        return None  # an older layout (or garbage): build from scratch
+    return manifest
+
+
+def _load_previous(store: ObjectStore, manifest: dict[str, Any], out: Path) -> Previous:
+    """Line hashes, gids and ids of every served article, and the per-file build state."""
+    keys, hashes, langs, gids = [], [], [], []
+    ids: dict[str, SortedIds] = {}
+    for li, language in enumerate(LANGUAGES):
+        meta = manifest["languages"][language]
+        order = np.frombuffer(store.path(meta["files"][fmt.ORDER]).read_bytes(), dtype="<u4")
+        lines = [SegmentReader(store, desc).raw(fmt.LINES) for desc in meta["segments"]]
+        all_lines = np.frombuffer(b"".join(lines), dtype=_HASH)
+        live = all_lines[order]
+        hashes.append(live)
+        keys.append(np.frombuffer(live.tobytes(), dtype="<u8")[::2])
+        langs.append(np.full(order.size, li, dtype=np.int64))
+        gids.append(order.astype(np.int64))
+        ids[language] = SortedIds(
+            *(
+                store.path(meta["files"][name]).read_bytes()
+                for name in (fmt.IDS_BIN, fmt.IDS_OFF, fmt.IDS_GID)
+            )
+        )
+    key = np.concatenate(keys)
+    by_key = np.argsort(key, kind="stable")
+    files: dict[str, dict[str, Any]] = {}
+    try:
+        state = orjson.loads((out / BUILD_STATE).read_bytes())
+        if state.get("bundle_id") == manifest["bundle_id"] and state.get("manifest") == _digest(
+            out / fmt.MANIFEST
+        ):
+            for entry in state["files"]:
+                records = np.frombuffer(store.path(entry["lines"]).read_bytes(), dtype=LINE_RECORD)
+                files[entry["path"]] = {**entry, "lines": records}
+    except (FileNotFoundError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        files = {}  # no usable state: every file is read and hashed again
+    return Previous(
+        key[by_key],
+        np.concatenate(hashes)[by_key],
+        np.concatenate(langs)[by_key],
+        np.concatenate(gids)[by_key],
+        ids,
+        files,
+        {
+            language: sum(d["docs"] for d in manifest["languages"][language]["segments"])
+            for language in LANGUAGES
+        },
+    )
+
+
+_HASH = np.dtype((np.void, fmt.LINE_HASH_BYTES))
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build(src: Path, out: Path, jobs: int | None = None, **options: Any) -> str:
+    """Build `src` into `out`; returns the bundle id (options: those of build_report). Raises
+    SourceError or OutputError, and in both cases `out` keeps serving what it served."""
+    return build_report(src, out, jobs, **options).bundle_id
+
+
+def build_report(
+    src: Path,
+    out: Path,
+    jobs: int | None = None,
+    *,
+    full: bool = False,
+    merge: Merge = "auto",
+    wait: float = 0.0,
+) -> BuildReport:
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    with output_lock(out, wait=wait):
         check_replaceable(out)
-        writer = BundleWriter(out)
-        try:
-            _BY_LANGUAGE.update({lang: by_language[lang] for lang in LANGUAGES})
-            if jobs == 1:
-                results = [_compile_and_write(writer, lang) for lang in order]
-            else:
-                context = multiprocessing.get_context("fork")
-                with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-                    results = list(pool.map(_compile_and_write, [writer] * len(order), order))
-            for language, entries, meta in sorted(results):
-                writer.add_language(language, entries, meta)
-            return writer.finish()
-        except BaseException:
-            writer.discard()
-            raise
-        finally:
-            _BY_LANGUAGE.clear()
+        store = ObjectStore(out)
+        existing = _read_manifest(out)
+        manifest = None if full else existing
+        previous = Previous.empty()
+        if manifest is not None:
+            try:
+                previous = _load_previous(store, manifest, out)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                # The served bundle is damaged (a missing or truncated object): start over.
+                print(
+                    f"warning: cannot build on {out} ({exc}); building from scratch",
+                    file=sys.stderr,
+                )
+                manifest = None
+        result = scan(src, previous)  # SourceError: nothing was written
+        store.create()
+        store.remove_temporaries()
+        report = BuildReport("", incremental=manifest is not None)
+
+        with _Workers(jobs) as executor:
+            entries = dict(manifest_objects(existing or {}))
+            languages = _plan_languages(
+                executor,
+                store,
+                out,
+                manifest,
+                result,
+                merge,
+                report,
+                entries,
+                full=manifest is None,
+            )
+        bundle_id = bundle_id_for(languages)
+        report.bundle_id = bundle_id
+        objects = {
+            obj: entries[obj] for meta in languages.values() for obj in _language_objects(meta)
+        }
+        line_objects = {}
+        for entry in result.files:
+            obj, _ = store.put(result.lines[entry["path"]].tobytes())
+            line_objects[entry["path"]] = obj
+        new_manifest = {
+            "format": fmt.FORMAT_NAME,
+            "format_version": fmt.FORMAT_VERSION,
+            "bundle_id": bundle_id,
+            "languages": languages,
+            "objects": dict(sorted(objects.items())),
+        }
+        data = orjson.dumps(new_manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+        previous_objects = set(manifest_objects(existing or {}))
+        keep = set(objects) | previous_objects | set(line_objects.values())
+        verified = store.verified()
+        store.record_verified(
+            [o for o in set(objects) | set(line_objects.values()) if o not in verified], keep
+        )
+        if existing is not None:  # kept for rollback (install_bundle.py --rollback)
+            write_atomically(out / fmt.PREVIOUS_MANIFEST, (out / fmt.MANIFEST).read_bytes())
+        write_atomically(out / fmt.MANIFEST, data)  # the commit point
+        state = {
+            "bundle_id": bundle_id,
+            "manifest": _digest(out / fmt.MANIFEST),
+            "files": [{**f, "lines": line_objects[f["path"]]} for f in result.files],
+        }
+        write_atomically(out / BUILD_STATE, orjson.dumps(state, option=orjson.OPT_INDENT_2))
+        if existing is None:
+            _remove_old_layout(out)
+        store.collect_garbage(keep)
+        return report
+
+
+def _language_objects(meta: dict[str, Any]) -> list[str]:
+    objs = list(meta["files"].values())
+    for desc in meta["segments"]:
+        objs.extend(desc["files"].values())
+    return objs
+
+
+def _remove_old_layout(out: Path) -> None:
+    """A from-scratch build over a bundle of the previous format: its per-language
+    directories are not part of the new bundle."""
+    for language in LANGUAGES:
+        if (out / language).is_dir():
+            shutil.rmtree(out / language, ignore_errors=True)
+
+
+def _plan_languages(
+    executor: _Workers,
+    store: ObjectStore,
+    out: Path,
+    manifest: dict[str, Any] | None,
+    result: Any,
+    merge: Merge,
+    report: BuildReport,
+    entries: dict[str, ObjectEntry],
+    *,
+    full: bool,
+) -> dict[str, dict[str, Any]]:
+    """New segments, merges and generations of every language; fills `entries` with the
+    manifest entries of the objects they write."""
+
+    def run(fn: Any, *args: Any, work: int) -> Any:
+        return executor.submit(fn, *args, work=work)
+
+    # 1. Compile new and changed articles into new segments, in list order, in chunks.
+    compiles: dict[str, list[Any]] = {lang: [] for lang in LANGUAGES}
+    for language in LANGUAGES:
+        pending = result.new.get(language, NewArticles())
+        new = [pending.get(i, result.paths, language) for i in pending.list_order()]
+        del pending
+        size = CHUNK_ARTICLES[language in CJK_LANGUAGES]
+        for start in range(0, len(new), size):
+            compiles[language].append(
+                run(_compile_job, str(out), language, new[start : start + size], work=size)
+            )
+        report.added += len(new)
+        report.changed_articles[language] = [a.id for a in new]
+    # 2. Old segments with their deleted documents: every gid not kept is deleted.
+    segments: dict[str, list[dict[str, Any]]] = {}
+    deleted: dict[str, list[np.ndarray]] = {}
+    for language in LANGUAGES:
+        segments[language], deleted[language] = [], []
+        if manifest is None:
+            continue
+        meta = manifest["languages"][language]
+        order = np.frombuffer(store.path(meta["files"][fmt.ORDER]).read_bytes(), dtype="<u4")
+        live = result.kept[language]
+        kept = set(np.flatnonzero(live).tolist())
+        replaced = result.replaced.get(language, set())
+        report.replaced += len(replaced)
+        served = set(order.tolist())
+        retracted = served - kept - replaced
+        report.retracted += len(retracted)
+        base = 0
+        for desc in meta["segments"]:
+            segments[language].append(desc)
+            deleted[language].append(np.flatnonzero(~live[base : base + desc["docs"]]))
+            base += desc["docs"]
+        if served != kept:
+            report.changed_languages.append(language)
+        report.changed_articles[language] += [i for i in _ids_of(store, meta, retracted)]
+    for language in LANGUAGES:
+        for future in compiles[language]:
+            desc, written = future.result()
+            entries.update(written)
+            segments[language].append(desc)
+            deleted[language].append(np.zeros(0, dtype=np.int64))
+        if compiles[language] and language not in report.changed_languages:
+            report.changed_languages.append(language)
+    # 3. Merges, as the policy says (a from-scratch build merges each language into one).
+    plans = {
+        language: policy.plan(
+            [d["docs"] for d in segments[language]],
+            [int(x.size) for x in deleted[language]],
+            "all" if full else merge,
+        )
+        for language in LANGUAGES
+    }
+    merges = {
+        language: [
+            (
+                group,
+                run(
+                    _merge_job,
+                    str(out),
+                    language,
+                    [(segments[language][i], deleted[language][i]) for i in group],
+                    work=sum(segments[language][i]["docs"] for i in group) // 4,
+                ),
+            )
+            for group in plans[language]
+        ]
+        for language in LANGUAGES
+    }
+    for language in LANGUAGES:
+        for group, future in reversed(merges[language]):
+            desc, written = future.result()
+            entries.update(written)
+            report.merged += 1
+            first = min(group)
+            for i in sorted(group, reverse=True):
+                del segments[language][i]
+                del deleted[language][i]
+            segments[language].insert(first, desc)
+            deleted[language].insert(first, np.zeros(0, dtype=np.int64))
+    # 4. Generations.
+    languages = {}
+    for language in LANGUAGES:
+        meta, written = build_generation(store, language, segments[language], deleted[language])
+        entries.update(written)
+        languages[language] = meta
+        report.segments[language] = len(segments[language])
+    return languages
+
+
+def _ids_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> list[str]:
+    if not gids:
+        return []
+    out, base = [], 0
+    for desc in meta["segments"]:
+        mine = [g - base for g in gids if base <= g < base + desc["docs"]]
+        if mine:
+            ids = SegmentReader(store, desc).ids()
+            out.extend(ids[i].decode("utf-8") for i in mine)
+        base += desc["docs"]
+    return sorted(out)
+
+
+class _Done:
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def result(self) -> Any:
+        return self.value
+
+
+class _Workers:
+    """Runs compiles and merges in worker processes when there is enough work to pay for
+    them, inline otherwise (a 100-article publish is faster without a pool).
+
+    Workers come from a forkserver started before any article is held in memory, so they do
+    not inherit (and the memory figures do not double-count) the builder's own state.
+    """
+
+    # Below this many articles a job runs inline.
+    INLINE = 1500
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> _Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def submit(self, fn: Any, *args: Any, work: int) -> Any:
+        if self.jobs <= 1 or work < self.INLINE:
+            return _Done(fn(*args))
+        if self._pool is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["app.build.cli"])
+            # A fresh worker per job: numpy's peak of one compile is not kept (as heap that
+            # the allocator does not return) through the next.
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.jobs, mp_context=context, max_tasks_per_child=1
+            )
+        return self._pool.submit(fn, *args)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="build_bundles.py",
-        description="Compile source JSONL articles into a servable bundle directory.",
+        description="Compile source JSONL articles into a servable bundle directory; "
+        "incremental when OUT already holds a bundle (docs/publishing.md).",
     )
     parser.add_argument("--src", required=True, type=Path, help="directory of *.jsonl sources")
-    parser.add_argument("--out", required=True, type=Path, help="bundle directory to replace")
-    parser.add_argument(
-        "--jobs", type=int, default=None, help="parallel language compiles (default: CPUs)"
+    parser.add_argument("--out", required=True, type=Path, help="bundle directory to update")
+    parser.add_argument("--full", action="store_true", help="build from scratch")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--merge", action="store_true", help="merge every language into one segment")
+    group.add_argument(
+        "--no-merge", action="store_true", help="never merge segments (for measurements)"
     )
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="parallel compiles and merges (default: CPUs)"
+    )
+    parser.add_argument(
+        "--wait", type=float, default=600.0, help="seconds to wait for another build (600)"
+    )
+    parser.add_argument("--report", type=Path, help="write what changed as JSON to this file")
     args = parser.parse_args(argv)
+    merge: Merge = "all" if args.merge else "none" if args.no_merge else "auto"
     started = time.monotonic()
     try:
-        bundle_id = build(args.src, args.out, args.jobs)
+        report = build_report(
+            args.src, args.out, args.jobs, full=args.full, merge=merge, wait=args.wait
+        )
     except SourceError as exc:
         print(f"build failed: {len(exc.problems)} problem(s) in {args.src}", file=sys.stderr)
         for problem in exc.problems:
@@ -84,5 +458,12 @@ def main(argv: list[str] | None = None) -> int:
     except (OutputError, OSError) as exc:
         print(f"build failed: {exc}\n{args.out} was left unchanged.", file=sys.stderr)
         return 1
-    print(f"built bundle {bundle_id} in {args.out} ({time.monotonic() - started:.2f} s)")
+    kind = "incremental" if report.incremental else "full"
+    print(
+        f"built bundle {report.bundle_id} in {args.out} ({kind}, "
+        f"{time.monotonic() - started:.2f} s): {report.added} new or changed, "
+        f"{report.retracted} retracted, {report.merged} merged segment(s)"
+    )
+    if args.report:
+        args.report.write_bytes(orjson.dumps(report.__dict__, option=orjson.OPT_INDENT_2))
     return 0

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import orjson
 
-from app.build.records import Article
+from app import models
+from app.build.records import SAME_FIELDS, Article
 from app.bundle import format as fmt
 from app.search.indexer import IndexDoc, build_index
 
@@ -21,44 +20,28 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
 
-def list_order(articles: Iterable[Article]) -> list[Article]:
-    """published_at descending, then id ascending (code point order)."""
-    return sorted(articles, key=lambda a: (-((a.published - _EPOCH) // _MICROSECOND), a.id))
+def _wire(a: Article) -> models.Article:
+    # Built without validation: parse_record validated every field from this same model.
+    return models.Article.model_construct(
+        **{name: getattr(a, name) for name in SAME_FIELDS},
+        language=models.Language(a.language),
+        tags=list(a.tags),
+        published_at=a.published,
+        updated_at=a.updated,
+    )
 
 
 def article_json(a: Article) -> bytes:
-    return orjson.dumps(
-        {
-            "id": a.id,
-            "language": a.language,
-            "title": a.title,
-            "summary": a.summary,
-            "content": a.content,
-            "category": a.category,
-            "tags": list(a.tags),
-            "author": a.author,
-            "image_url": a.image_url,
-            "published_at": a.published_at,
-            "updated_at": a.updated_at,
-        }
-    )
+    return _wire(a).model_dump_json().encode()
 
 
 def summary_json(a: Article) -> bytes:
-    return orjson.dumps(
-        {
-            "id": a.id,
-            "language": a.language,
-            "title": a.title,
-            "summary": a.summary,
-            "category": a.category,
-            "image_url": a.image_url,
-            "published_at": a.published_at,
-        }
-    )
+    wire = _wire(a)
+    fields = {name: getattr(wire, name) for name in models.ArticleSummary.model_fields}
+    return models.ArticleSummary.model_construct(**fields).model_dump_json().encode()
 
 
-def _joined(records: list[bytes]) -> tuple[bytes, bytes]:
+def joined(records: list[bytes]) -> tuple[bytes, bytes]:
     """Records joined by commas, and the uint64 offsets array (n+1 entries)."""
     offsets = array(fmt.OFFSET_TYPECODE)
     pos = 0
@@ -69,53 +52,43 @@ def _joined(records: list[bytes]) -> tuple[bytes, bytes]:
     return b",".join(records), offsets.tobytes()
 
 
-def compile_language(
-    language: str, articles: list[Article]
-) -> tuple[dict[str, bytes], dict[str, Any]]:
-    """Files of one language (name -> bytes) and its manifest entry."""
-    ordered = list_order(articles)
+def epoch_micros(moment: datetime) -> int:
+    return (moment - _EPOCH) // _MICROSECOND
+
+
+def compile_segment(
+    language: str, articles: list[Article], line_hashes: list[bytes]
+) -> dict[str, bytes]:
+    """The files of one segment (app.bundle.format): `articles` with the hash of each one's
+    source line, any order in, list order out. Deterministic: same input, same bytes."""
+    order = sorted(
+        range(len(articles)), key=lambda i: (-epoch_micros(articles[i].published), articles[i].id)
+    )
+    ordered = [articles[i] for i in order]
     full = [article_json(a) for a in ordered]
     files: dict[str, bytes] = {}
-    files[fmt.ARTICLES_BIN], files[fmt.ARTICLES_OFF] = _joined(full)
-    files[fmt.SUMMARIES_BIN], files[fmt.SUMMARIES_OFF] = _joined([summary_json(a) for a in ordered])
+    files[fmt.ARTICLES_BIN], files[fmt.ARTICLES_OFF] = joined(full)
+    files[fmt.SUMMARIES_BIN], files[fmt.SUMMARIES_OFF] = joined([summary_json(a) for a in ordered])
     files[fmt.ETAGS_BIN] = b"".join(
         hashlib.blake2b(record, digest_size=fmt.ETAG_BYTES).digest() for record in full
     )
-
-    by_id = sorted(range(len(ordered)), key=lambda i: ordered[i].id.encode("utf-8"))
-    id_bytes = [ordered[i].id.encode("utf-8") for i in by_id]
+    id_bytes = [a.id.encode("utf-8") for a in ordered]
     ids_off = array(fmt.OFFSET_TYPECODE, [0])
     for raw in id_bytes:
         ids_off.append(ids_off[-1] + len(raw))
-    files[fmt.IDS_BIN] = b"".join(id_bytes)
-    files[fmt.IDS_OFF] = ids_off.tobytes()
-    files[fmt.IDS_POS] = array(fmt.POSITION_TYPECODE, by_id).tobytes()
-
-    categories = sorted({a.category for a in ordered})
-    category_pos = array(fmt.POSITION_TYPECODE)
-    ranges = []
-    for name in categories:
-        members = [i for i, a in enumerate(ordered) if a.category == name]
-        ranges.append([name, len(category_pos), len(members)])
-        category_pos.extend(members)
-    files[fmt.CATEGORIES_JSON] = orjson.dumps(categories)
-    files[fmt.CATEGORY_POS] = category_pos.tobytes()
-
+    files[fmt.SEG_IDS_BIN] = b"".join(id_bytes)
+    files[fmt.SEG_IDS_OFF] = ids_off.tobytes()
+    files[fmt.PUBLISHED] = array("q", [epoch_micros(a.published) for a in ordered]).tobytes()
+    names = sorted({a.category for a in ordered})
+    number = {name: i for i, name in enumerate(names)}
+    files[fmt.SEG_CATEGORIES] = orjson.dumps(names)
+    files[fmt.CATEGORY_OF] = array("I", [number[a.category] for a in ordered]).tobytes()
+    files[fmt.LINES] = b"".join(line_hashes[i] for i in order)
     search_files = build_index(
-        language,
-        [IndexDoc(a.title, a.summary, a.content, a.tags) for a in ordered],
+        language, [IndexDoc(a.title, a.summary, a.content, a.tags) for a in ordered]
     )
     for name, data in search_files.items():
         if not name.startswith(fmt.SEARCH_PREFIX) or "/" in name:
             raise ValueError(f"search index produced a misnamed file {name!r}")
         files[name] = data
-
-    content_hash = hashlib.sha256()
-    for name in sorted(files):
-        content_hash.update(name.encode() + b"\0" + hashlib.sha256(files[name]).digest())
-    meta = {
-        "articles": len(ordered),
-        "categories": ranges,
-        "content_hash": content_hash.hexdigest()[:20],
-    }
-    return files, meta
+    return files

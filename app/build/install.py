@@ -1,50 +1,164 @@
-"""`python scripts/install_bundle.py --from SHIPPED_DIR --to BUNDLE_DIR`.
+"""`python scripts/install_bundle.py SRC_BUNDLE DEST_DIR` (docs/publishing.md).
 
-For instances that receive a bundle built elsewhere (CI): copies it beside the served
-directory, verifies every file against its manifest, then swaps it in atomically with
-the same exchange the builder uses. A bundle that fails verification is never swapped in.
+Installs a bundle built elsewhere (CI) on an instance. Objects are content-addressed, so
+only the ones DEST_DIR lacks are copied: a publish ships its new segments and generation
+files, kilobytes to megabytes, not the archive. Each copied object is hashed and must match
+its name; the new generation is then loaded and checked as a server would, and only then
+does `manifest.json` switch, by an atomic rename. The generation it replaces stays as
+`manifest.previous.json` (`--rollback` goes back to it). Unreferenced objects are deleted.
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from app.build.writer import OutputError, check_replaceable, output_lock, swap_into_place
+import orjson
+
+from app.build.writer import OutputError, check_replaceable, output_lock
+from app.bundle import format as fmt
+from app.bundle.objects import ObjectStore, manifest_objects, write_atomically
 from app.bundle.reader import Bundle, BundleError
 
+_CANDIDATE = ".tmp-manifest.candidate.json"
+_COPY_CHUNK = 1 << 20
 
-def install(shipped: Path, out: Path) -> str:
-    """Verify and swap in `shipped`; returns its bundle id. `out` is untouched on error."""
-    Bundle.load(shipped, verify="sha256")  # fail fast, before copying anything
-    with output_lock(out):
+
+@dataclass
+class InstallReport:
+    bundle_id: str
+    objects: int  # objects in the installed generation
+    copied: int  # objects copied (the rest were already there)
+    bytes_copied: int
+
+
+def _read(path: Path) -> dict:
+    try:
+        manifest = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise BundleError(f"{path}: cannot read manifest ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format_version") != fmt.FORMAT_VERSION:
+        raise BundleError(f"{path}: not a bundle of format version {fmt.FORMAT_VERSION}")
+    return manifest
+
+
+def install(shipped: Path, out: Path, wait: float = 600.0) -> InstallReport:
+    """Copy what is missing, verify, switch. `out` keeps serving what it served on error."""
+    manifest = _read(shipped / fmt.MANIFEST)
+    source = ObjectStore(shipped)
+    with output_lock(out, wait=wait):
         check_replaceable(out)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+        store = ObjectStore(out)
+        store.create()
+        store.remove_temporaries()
+        verified = store.verified()
+        copied: list[str] = []
+        size = 0
         try:
-            copy = staging / "bundle"
-            shutil.copytree(shipped, copy)
-            bundle_id = Bundle.load(copy, verify="sha256").bundle_id  # the copy, re-verified
-            swap_into_place(copy, out)
-            return bundle_id
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            for name, entry in sorted(manifest_objects(manifest).items()):
+                stamp = verified.get(name)
+                if stamp is not None and store.has(name, entry["size"]):
+                    current = store.path(name).stat()
+                    if stamp == [current.st_ino, current.st_mtime_ns, current.st_size]:
+                        continue  # already here, and checked when it arrived
+                if store.path(name).exists():
+                    store.path(name).unlink()  # here but unchecked: replaced by a checked copy
+                with store.writer() as writer, source.path(name).open("rb") as fh:
+                    while chunk := fh.read(_COPY_CHUNK):
+                        writer.write(chunk)
+                    got, _ = writer.commit()
+                copied.append(got)
+                if got != name:
+                    raise BundleError(
+                        f"{shipped}/{fmt.OBJECTS}/{name}: content does not match its name"
+                    )
+                size += entry["size"]
+        except BaseException:
+            for name in copied:  # leave DEST exactly as it was
+                store.path(name).unlink(missing_ok=True)
+            raise
+        current = out / fmt.MANIFEST
+        new_bytes = (shipped / fmt.MANIFEST).read_bytes()
+        if not copied and current.is_file() and current.read_bytes() == new_bytes:
+            # Already serving exactly this: keep the previous generation for rollback.
+            return InstallReport(manifest["bundle_id"], len(manifest_objects(manifest)), 0, 0)
+        old = _read(current) if current.is_file() else None
+        keep = set(manifest_objects(manifest)) | set(manifest_objects(old or {}))
+        store.record_verified(copied, keep)
+        write_atomically(out / _CANDIDATE, new_bytes)
+        try:
+            bundle = Bundle.load(out, manifest_name=_CANDIDATE)  # what a worker will do
+        except BundleError:
+            (out / _CANDIDATE).unlink(missing_ok=True)
+            raise
+        if old is not None:
+            write_atomically(out / fmt.PREVIOUS_MANIFEST, current.read_bytes())
+        (out / _CANDIDATE).rename(current)  # the switch
+        store.collect_garbage(keep)
+        return InstallReport(bundle.bundle_id, len(manifest_objects(manifest)), len(copied), size)
+
+
+def rollback(out: Path, wait: float = 600.0) -> str:
+    """Serve `manifest.previous.json` again (the current one becomes the previous)."""
+    with output_lock(out, wait=wait):
+        previous = out / fmt.PREVIOUS_MANIFEST
+        if not previous.is_file():
+            raise OutputError(f"{out} has no previous generation to roll back to")
+        bundle = Bundle.load(out, manifest_name=fmt.PREVIOUS_MANIFEST)
+        current = (out / fmt.MANIFEST).read_bytes()
+        write_atomically(out / _CANDIDATE, previous.read_bytes())
+        write_atomically(previous, current)
+        (out / _CANDIDATE).rename(out / fmt.MANIFEST)
+        return bundle.bundle_id
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="install_bundle.py",
-        description="Verify a shipped bundle and swap it into the served directory atomically.",
+        description="Install a built bundle on an instance, copying only the files it lacks; "
+        "or check or roll back an installed one.",
     )
-    parser.add_argument("--from", dest="shipped", required=True, type=Path)
-    parser.add_argument("--to", dest="out", required=True, type=Path)
+    parser.add_argument("shipped_pos", nargs="?", type=Path, metavar="SRC_BUNDLE")
+    parser.add_argument("out_pos", nargs="?", type=Path, metavar="DEST_DIR")
+    parser.add_argument("--from", dest="shipped", type=Path, help="same as SRC_BUNDLE")
+    parser.add_argument("--to", dest="out", type=Path, help="same as DEST_DIR")
+    parser.add_argument(
+        "--rollback", action="store_true", help="DEST_DIR only: serve the previous generation"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="DEST_DIR only: re-hash every object (SHA-256)"
+    )
+    parser.add_argument("--wait", type=float, default=600.0, help="seconds to wait for the lock")
     args = parser.parse_args(argv)
+    if args.rollback or args.check:
+        out = args.out or args.out_pos or args.shipped_pos
+        if out is None:
+            parser.error("give DEST_DIR")
+        try:
+            if args.rollback:
+                print(f"rolled back {out} to bundle {rollback(out, args.wait)}")
+            else:
+                bundle = Bundle.load(out, verify="sha256")
+                print(f"{out}: bundle {bundle.bundle_id}, every object matches its SHA-256")
+        except (BundleError, OutputError, OSError) as exc:
+            print(f"failed: {exc}", file=sys.stderr)
+            return 1
+        return 0
+    shipped = args.shipped or args.shipped_pos
+    out = args.out or args.out_pos
+    if shipped is None or out is None:
+        parser.error("give SRC_BUNDLE and DEST_DIR")
+    started = time.monotonic()
     try:
-        bundle_id = install(args.shipped, args.out)
+        report = install(shipped, out, args.wait)
     except (BundleError, OutputError, OSError) as exc:
-        print(f"install failed: {exc}\n{args.out} was left unchanged.", file=sys.stderr)
+        print(f"install failed: {exc}\n{out} was left unchanged.", file=sys.stderr)
         return 1
-    print(f"installed bundle {bundle_id} in {args.out}")
+    print(
+        f"installed bundle {report.bundle_id} in {out} in {time.monotonic() - started:.2f} s: "
+        f"copied {report.copied} of {report.objects} objects, {report.bytes_copied} bytes"
+    )
     return 0

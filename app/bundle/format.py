@@ -1,44 +1,88 @@
 """On-disk layout of a bundle, shared by the builder (writer) and the server (reader).
 
-A bundle directory holds `manifest.json` and one sub-directory per language:
+A bundle directory holds one `manifest.json` and a store of immutable, content-addressed
+files (docs/publishing.md):
 
-    <lang>/articles.bin    Article JSON objects in list order, joined by b","
-    <lang>/articles.off    uint64 LE, n+1 entries: start of record i; entry n = len(bin) + 1
-    <lang>/summaries.bin   ArticleSummary JSON objects, same order and layout
-    <lang>/summaries.off
-    <lang>/etags.bin       16 bytes per article: blake2b digest of its Article JSON
-    <lang>/ids.bin         article ids (UTF-8), sorted bytewise, concatenated
-    <lang>/ids.off         uint64 LE, n+1 entries: start of id i; entry n = len(ids.bin)
-    <lang>/ids.pos         uint32 LE, n entries: list position of sorted id i
-    <lang>/categories.json the categories response body (JSON array, code-point order)
-    <lang>/category.pos    uint32 LE: list positions grouped per category (manifest order)
-    <lang>/search.*        the search index (app.search)
+    manifest.json             the served generation (below); replaced by an atomic rename
+    manifest.previous.json    the generation before it, kept for rollback
+    objects/<sha256>          every data file, named by the SHA-256 of its bytes
+    verified.json             objects checked byte for byte since they were written here
 
-"List order" is published_at descending, then id ascending, so record i of the list is
-record i of articles.bin; because records are joined by commas, any run of consecutive
-records i..j-1 is the single slice bin[off[i]:off[j] - 1], which makes unfiltered list
-pages and `latest` one copy each.
+Per language the manifest lists **segments** and **generation files**. A segment holds a set
+of articles, in list order (published_at descending, then id ascending), with everything that
+depends on those articles alone; it is written once and shared by every later generation
+until a merge replaces it:
+
+    articles.bin / .off       Article JSON objects joined by b",", uint64 offsets (n + 1)
+    summaries.bin / .off      ArticleSummary JSON, same layout
+    etags.bin                 16 bytes per article: BLAKE2b of its Article JSON
+    ids.bin / .off            ids (UTF-8) in segment order, uint64 offsets (n + 1)
+    published.i64             published_at in microseconds since the epoch
+    category.u32 / categories.json
+                              each article's category, as an index into the segment's names
+    lines.bin                 16 bytes per article: the hash of its source line (builds only)
+    search.*                  the search index (app.search.layout)
+
+A document's **gid** is its segment's base (the documents of the segments before it, in
+manifest order) plus its number inside the segment. The generation files of a language are
+rewritten by every publish; they are a few bytes per article:
+
+    order.u32                 gid of every served article, in list order
+    ids.bin / .off / .gid     served ids sorted bytewise, uint64 offsets, and each id's gid
+    category.pos              list positions grouped by category (categories in code-point
+                              order; the ranges are in the manifest)
+    categories.json           the categories response body
+
+A gid that is not in order.u32 is deleted (retracted, or replaced by a newer version).
 """
 
 from __future__ import annotations
 
 FORMAT_NAME = "news-bundle"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
+PREVIOUS_MANIFEST = "manifest.previous.json"
+OBJECTS = "objects"
+VERIFIED = "verified.json"
 
+# Segment files.
 ARTICLES_BIN = "articles.bin"
 ARTICLES_OFF = "articles.off"
 SUMMARIES_BIN = "summaries.bin"
 SUMMARIES_OFF = "summaries.off"
 ETAGS_BIN = "etags.bin"
+SEG_IDS_BIN = "ids.bin"
+SEG_IDS_OFF = "ids.off"
+PUBLISHED = "published.i64"
+CATEGORY_OF = "category.u32"
+SEG_CATEGORIES = "categories.json"
+LINES = "lines.bin"
+SEARCH_PREFIX = "search."
+SEGMENT_FILES = (
+    ARTICLES_BIN,
+    ARTICLES_OFF,
+    SUMMARIES_BIN,
+    SUMMARIES_OFF,
+    ETAGS_BIN,
+    SEG_IDS_BIN,
+    SEG_IDS_OFF,
+    PUBLISHED,
+    CATEGORY_OF,
+    SEG_CATEGORIES,
+    LINES,
+)
+
+# Generation files.
+ORDER = "order.u32"
 IDS_BIN = "ids.bin"
 IDS_OFF = "ids.off"
-IDS_POS = "ids.pos"
-CATEGORIES_JSON = "categories.json"
+IDS_GID = "ids.gid"
 CATEGORY_POS = "category.pos"
-SEARCH_PREFIX = "search."
+CATEGORIES_JSON = "categories.json"
+GENERATION_FILES = (ORDER, IDS_BIN, IDS_OFF, IDS_GID, CATEGORY_POS, CATEGORIES_JSON)
 
 ETAG_BYTES = 16
+LINE_HASH_BYTES = 16
 OFFSET_TYPECODE = "Q"  # uint64, little-endian on every platform we run on (checked at load)
 POSITION_TYPECODE = "I"  # uint32
 

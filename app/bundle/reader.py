@@ -1,7 +1,9 @@
 """Memory-mapped, read-only access to a built bundle (layout in app.bundle.format).
 
-Nothing here parses article JSON: responses are slices of the mapped files. Worker
-processes map the same files, so article bytes live once in the page cache.
+Nothing here parses article JSON: responses are slices of the mapped objects. Worker
+processes map the same files, so article bytes live once in the page cache. Loading a new
+generation maps only the objects the served one lacks, so a publish costs the worker what
+the publish changed.
 """
 
 from __future__ import annotations
@@ -13,17 +15,20 @@ import os
 import stat
 import sys
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import orjson
 
 from app.bundle import format as fmt
 from app.languages import LANGUAGES
-from app.search.searcher import Searcher
+from app.search import searcher as search
+from app.search.analyzers import get_analyzer
+from app.sorted_bytes import SortedBytes
 
 
 class BundleError(Exception):
@@ -33,26 +38,33 @@ class BundleError(Exception):
 _EMPTY = memoryview(b"")
 _NO_POSITIONS = memoryview(b"").cast(fmt.POSITION_TYPECODE)
 
-Verify = Literal["crc32", "sha256"]
+# "trusted": check sizes, and the CRC-32 of objects not in verified.json (what a server does);
+# "crc32": the CRC-32 of every object; "sha256": every object against its name (a full scrub).
+Verify = Literal["trusted", "crc32", "sha256"]
 
 # (st_dev, st_ino, st_mtime_ns, st_size) of the manifest a bundle was loaded from.
 Identity = tuple[int, int, int, int]
 
 
-class _SortedIds:
-    """Sequence view of ids.bin for `bisect`: item i is the i-th id in byte order."""
+class SortedIds(SortedBytes):
+    """A language's served ids (ids.bin, sorted bytewise) with the gid of each (ids.gid):
+    item i is the i-th id, for `bisect`."""
 
-    __slots__ = ("_bin", "_off")
+    __slots__ = ("_gid",)
 
-    def __init__(self, ids_bin: memoryview, ids_off: memoryview) -> None:
-        self._bin = ids_bin
-        self._off = ids_off
+    def __init__(
+        self, ids_bin: memoryview | bytes, ids_off: memoryview | bytes, gids: memoryview | bytes
+    ) -> None:
+        super().__init__(memoryview(ids_bin), memoryview(ids_off).cast(fmt.OFFSET_TYPECODE))
+        self._gid = memoryview(gids).cast(fmt.POSITION_TYPECODE)
 
-    def __len__(self) -> int:
-        return len(self._off) - 1
+    def gids(self) -> memoryview:
+        return self._gid
 
-    def __getitem__(self, i: int) -> bytes:
-        return self._bin[self._off[i] : self._off[i + 1]].tobytes()
+    def get(self, article_id: str) -> int | None:
+        """The gid of the article with this id, or None."""
+        i = self.index(article_id.encode("utf-8", "surrogatepass"))
+        return None if i < 0 else self._gid[i]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,81 +73,174 @@ class CategoryRange:
     count: int
 
 
+class SegmentData:
+    """One segment's article records."""
+
+    __slots__ = (
+        "articles",
+        "articles_off",
+        "docs",
+        "etags",
+        "summaries",
+        "summaries_off",
+        "whole",
+    )
+
+    def __init__(self, docs: int, files: Mapping[str, memoryview], where: str) -> None:
+        self.docs = docs
+        self.articles = files[fmt.ARTICLES_BIN]
+        self.articles_off = files[fmt.ARTICLES_OFF].cast(fmt.OFFSET_TYPECODE)
+        self.summaries = files[fmt.SUMMARIES_BIN]
+        self.summaries_off = files[fmt.SUMMARIES_OFF].cast(fmt.OFFSET_TYPECODE)
+        self.etags = files[fmt.ETAGS_BIN]
+        self.whole = True  # no deleted documents: consecutive gids can be sliced as one run
+        for name, blob, off in (
+            (fmt.ARTICLES_OFF, self.articles, self.articles_off),
+            (fmt.SUMMARIES_OFF, self.summaries, self.summaries_off),
+        ):
+            end = len(blob) + 1 if docs else 0  # the last record is followed by a virtual comma
+            if len(off) != docs + 1 or off[docs] != end or off[0] != 0:
+                raise BundleError(f"{where}/{name}: offsets do not match the data")
+        if len(self.etags) != docs * fmt.ETAG_BYTES:
+            raise BundleError(f"{where}/{fmt.ETAGS_BIN}: size does not match")
+
+    def record(self, local: int) -> memoryview:
+        off = self.articles_off
+        return self.articles[off[local] : off[local + 1] - 1]
+
+    def run(self, start: int, stop: int) -> memoryview:
+        off = self.articles_off
+        return self.articles[off[start] : off[stop] - 1]
+
+    def summaries_run(self, start: int, stop: int) -> memoryview:
+        off = self.summaries_off
+        return self.summaries[off[start] : off[stop] - 1]
+
+
 class LanguageData:
-    """One language of a bundle."""
+    """One language of a bundle: its segments and the generation that orders them."""
 
     def __init__(
-        self, language: str, meta: Mapping[str, Any], files: Mapping[str, memoryview]
+        self,
+        language: str,
+        meta: Mapping[str, Any],
+        views: Mapping[str, memoryview],
     ) -> None:
         self.language = language
         self.count: int = meta["articles"]
         self.content_hash: str = meta["content_hash"]
-        self._articles = files[fmt.ARTICLES_BIN]
-        self._articles_off = files[fmt.ARTICLES_OFF].cast(fmt.OFFSET_TYPECODE)
-        self._summaries = files[fmt.SUMMARIES_BIN]
-        self._summaries_off = files[fmt.SUMMARIES_OFF].cast(fmt.OFFSET_TYPECODE)
-        self._etags = files[fmt.ETAGS_BIN]
-        ids_off = files[fmt.IDS_OFF].cast(fmt.OFFSET_TYPECODE)
-        self._ids = _SortedIds(files[fmt.IDS_BIN], ids_off)
-        self._ids_pos = files[fmt.IDS_POS].cast(fmt.POSITION_TYPECODE)
-        self.categories_json: bytes = files[fmt.CATEGORIES_JSON].tobytes()
-        self._category_pos = files[fmt.CATEGORY_POS].cast(fmt.POSITION_TYPECODE)
+        where = f"language {language}"
+        gen = {name: views[obj] for name, obj in meta["files"].items()}
+        self.segments: list[SegmentData] = []
+        self.bases: list[int] = []
+        searchers: list[search.Searcher] = []
+        base = 0
+        for n, desc in enumerate(meta["segments"]):
+            files = {name: views[obj] for name, obj in desc["files"].items()}
+            docs = int(desc["docs"])
+            self.segments.append(SegmentData(docs, files, f"{where} segment {n}"))
+            self.bases.append(base)
+            try:
+                searchers.append(
+                    search.Searcher(
+                        language,
+                        {k: v for k, v in files.items() if k.startswith(fmt.SEARCH_PREFIX)},
+                    )
+                )
+            except ValueError as exc:
+                raise BundleError(f"{where} segment {n}: {exc}") from None
+            if searchers[-1].ndocs != docs:
+                raise BundleError(
+                    f"{where} segment {n}: index holds {searchers[-1].ndocs} documents"
+                )
+            base += docs
+        self.total_gids = base
+        self._order = gen[fmt.ORDER].cast(fmt.POSITION_TYPECODE)
+        order = np.frombuffer(self._order, dtype="<u4")
+        if order.size != self.count or (order.size and int(order.max()) >= base):
+            raise BundleError(f"{where}/{fmt.ORDER}: does not match {self.count} articles")
+        # List position of every gid, DELETED for the documents no longer served.
+        positions = np.full(base, search.DELETED, dtype=np.uint32)
+        positions[order] = np.arange(order.size, dtype=np.uint32)
+        if np.count_nonzero(positions != search.DELETED) != order.size:
+            raise BundleError(f"{where}/{fmt.ORDER}: an article is listed twice")
+        self._search_segments = []
+        for searcher, b, seg in zip(searchers, self.bases, self.segments, strict=True):
+            mine = positions[b : b + seg.docs]
+            deleted = np.flatnonzero(mine == search.DELETED)
+            seg.whole = not deleted.size
+            self._search_segments.append(search.Segment(searcher, mine, deleted))
+        self._analyzer = get_analyzer(language)
+        self._ids = SortedIds(gen[fmt.IDS_BIN], gen[fmt.IDS_OFF], gen[fmt.IDS_GID])
+        if len(self._ids) != self.count or len(self._ids.gids()) != self.count:
+            raise BundleError(f"{where}/ids: index size does not match {self.count} articles")
+        if self.count and max(self._ids.gids()) >= base:
+            raise BundleError(f"{where}/{fmt.IDS_GID}: gid out of range")
+        self.categories_json: bytes = gen[fmt.CATEGORIES_JSON].tobytes()
+        self._category_pos = gen[fmt.CATEGORY_POS].cast(fmt.POSITION_TYPECODE)
         self._categories: dict[str, CategoryRange] = {
             name: CategoryRange(start, count) for name, start, count in meta["categories"]
         }
-        self.searcher = Searcher(
-            language,
-            {name: view for name, view in files.items() if name.startswith(fmt.SEARCH_PREFIX)},
-        )
-        self._check_shape(files)
-
-    def _check_shape(self, files: Mapping[str, memoryview]) -> None:
-        n = self.count
-        for name, blob, off in (
-            (fmt.ARTICLES_OFF, self._articles, self._articles_off),
-            (fmt.SUMMARIES_OFF, self._summaries, self._summaries_off),
-        ):
-            end = len(blob) + 1 if n else 0  # the last record is followed by a virtual comma
-            if len(off) != n + 1 or off[n] != end or off[0] != 0:
-                raise BundleError(f"{self.language}/{name}: offsets do not match the data")
-        if len(self._ids) != n or len(self._ids_pos) != n:
-            raise BundleError(f"{self.language}/ids: index size does not match {n} articles")
-        if len(self._etags) != n * fmt.ETAG_BYTES:
-            raise BundleError(f"{self.language}/{fmt.ETAGS_BIN}: size does not match")
-        if n and max(self._ids_pos) >= n:
-            raise BundleError(f"{self.language}/{fmt.IDS_POS}: position out of range")
         if sum(r.count for r in self._categories.values()) != len(self._category_pos):
-            raise BundleError(f"{self.language}/{fmt.CATEGORY_POS}: size does not match")
+            raise BundleError(f"{where}/{fmt.CATEGORY_POS}: size does not match")
 
     # -- lookups -----------------------------------------------------------------------
 
+    def _segment(self, gid: int) -> tuple[SegmentData, int]:
+        if len(self.bases) == 1:
+            return self.segments[0], gid
+        n = bisect.bisect_right(self.bases, gid) - 1
+        return self.segments[n], gid - self.bases[n]
+
     def find(self, article_id: str) -> int | None:
-        """List position of the article with this id, or None."""
-        key = article_id.encode("utf-8", "surrogatepass")
-        i = bisect.bisect_left(self._ids, key)
-        if i < len(self._ids) and self._ids[i] == key:
-            return self._ids_pos[i]
-        return None
+        """The gid of the article with this id, or None."""
+        return self._ids.get(article_id)
+
+    def article_by_gid(self, gid: int) -> memoryview:
+        segment, local = self._segment(gid)
+        return segment.record(local)
+
+    def etag_by_gid(self, gid: int) -> str:
+        segment, local = self._segment(gid)
+        return segment.etags[local * fmt.ETAG_BYTES : (local + 1) * fmt.ETAG_BYTES].hex()
 
     def article(self, pos: int) -> memoryview:
-        off = self._articles_off
-        return self._articles[off[pos] : off[pos + 1] - 1]
+        """The article at a list position."""
+        return self.article_by_gid(self._order[pos])
 
-    def etag(self, pos: int) -> str:
-        return self._etags[pos * fmt.ETAG_BYTES : (pos + 1) * fmt.ETAG_BYTES].hex()
+    def _run(self, start: int, stop: int) -> tuple[SegmentData, int, int] | None:
+        """Positions start..stop-1 as one run of a segment, when they are one. A segment is in
+        list order, so when it has no deleted documents, the gids g..g+n-1 of its documents
+        sit at consecutive positions: a window from g to g+n-1 holds exactly them."""
+        first, last = self._order[start], self._order[stop - 1]
+        if last - first != stop - 1 - start:
+            return None
+        segment, local = self._segment(first)
+        if not segment.whole or local + (stop - start) > segment.docs:
+            return None
+        return segment, local, local + (stop - start)
 
-    def articles_run(self, start: int, stop: int) -> memoryview:
-        """Records start..stop-1 (list order) as comma-joined JSON objects."""
+    def articles_run(self, start: int, stop: int) -> memoryview | bytes:
+        """Articles at list positions start..stop-1 as comma-joined JSON objects."""
+        return self._records(start, stop, SegmentData.run)
+
+    def summaries_run(self, start: int, stop: int) -> memoryview | bytes:
+        """The same positions as ArticleSummary objects."""
+        return self._records(start, stop, SegmentData.summaries_run)
+
+    def _records(
+        self, start: int, stop: int, run_of: Callable[[SegmentData, int, int], memoryview]
+    ) -> memoryview | bytes:
         if start >= stop:
             return _EMPTY
-        off = self._articles_off
-        return self._articles[off[start] : off[stop] - 1]
-
-    def summaries_run(self, start: int, stop: int) -> memoryview:
-        if start >= stop:
-            return _EMPTY
-        off = self._summaries_off
-        return self._summaries[off[start] : off[stop] - 1]
+        run = self._run(start, stop)
+        if run is not None:
+            return run_of(*run)
+        parts = []
+        for p in range(start, stop):
+            segment, local = self._segment(self._order[p])
+            parts.append(run_of(segment, local, local + 1))
+        return b",".join(parts)
 
     def category_positions(self, category: str) -> memoryview:
         """List positions of one category's articles, in list order (empty if unknown)."""
@@ -144,30 +249,59 @@ class LanguageData:
             return _NO_POSITIONS
         return self._category_pos[r.start : r.start + r.count]
 
+    def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
+        """(total, list positions of the page) for a search query."""
+        terms = self._analyzer.analyze_query(query)
+        return search.search(self._search_segments, terms, offset, limit)
+
+    def scored(self, query: str) -> dict[int, tuple[int, float]]:
+        """Every match's list position -> (title-term count, score): for tests and tools."""
+        pos, acc, titles = search.scored_matches(
+            self._search_segments, self._analyzer.analyze_query(query)
+        )
+        return dict(zip(pos.tolist(), zip(titles.tolist(), acc.tolist(), strict=True), strict=True))
+
+    @property
+    def segment_count(self) -> int:
+        return len(self.segments)
+
 
 class Bundle:
     """A loaded bundle: the nine languages plus identity and provenance."""
 
     def __init__(
-        self, path: Path, bundle_id: str, languages: dict[str, LanguageData], identity: Identity
+        self,
+        path: Path,
+        bundle_id: str,
+        languages: dict[str, LanguageData],
+        identity: Identity,
+        views: dict[str, tuple[memoryview, list[int]]],
     ) -> None:
         self.path = path
         self.bundle_id = bundle_id
         self.languages = languages
         self.identity = identity
+        # object name -> (mapping, [inode, mtime, size] when mapped): the next generation
+        # reuses a mapping whose file is still that same file.
+        self.views = views
 
     def has_article(self, language: str, article_id: str) -> bool:
         data = self.languages.get(language)
         return data is not None and data.find(article_id) is not None
 
     @classmethod
-    def load(cls, path: Path, *, verify: Verify = "crc32") -> Bundle:
+    def load(
+        cls,
+        path: Path,
+        *,
+        verify: Verify = "trusted",
+        reuse: Bundle | None = None,
+        manifest_name: str = fmt.MANIFEST,
+    ) -> Bundle:
         """Map and check a bundle; raises BundleError saying what is wrong.
 
-        Files are opened relative to one directory descriptor, so a builder swapping the
-        directory mid-load cannot mix files of two bundles. `verify` checks every byte of
-        every file against the manifest: "crc32" (what a server does on every load; fast,
-        and catches truncation and corruption) or "sha256" (installing a shipped bundle).
+        Objects the `reuse` bundle already maps (and checked) are taken from it. Every other
+        object is checked per `verify` before anything is served from it.
         """
         if sys.byteorder != "little":
             raise BundleError("bundles are little-endian; this machine is not")
@@ -176,47 +310,72 @@ class Bundle:
         except OSError as exc:
             raise BundleError(f"cannot open bundle directory {path}: {exc.strerror}") from None
         try:
-            manifest, identity = _read_manifest(dir_fd, path)
-            files = {
-                name: _map_file(dir_fd, path, name, entry)
-                for name, entry in manifest["files"].items()
-            }
+            manifest, identity = _read_manifest(dir_fd, path, manifest_name)
+            entries = manifest["objects"]
+            wanted = _referenced(manifest, path)
+            known = reuse.views if reuse is not None and verify == "trusted" else {}
+            verified = _read_verified(dir_fd) if verify == "trusted" else {}
+            views: dict[str, tuple[memoryview, list[int]]] = {}
+            to_check: dict[str, memoryview] = {}
+            for name in sorted(wanted):
+                if name not in entries or not isinstance(entries[name], Mapping):
+                    raise BundleError(f"{path}/{fmt.MANIFEST}: object {name} has no entry")
+                if name in known and _stamp(dir_fd, path, name) == known[name][1]:
+                    views[name] = known[name]
+                    continue
+                view, stamp = _map_object(dir_fd, path, name, entries[name])
+                views[name] = (view, stamp)
+                if verify != "trusted" or verified.get(name) != stamp:
+                    to_check[name] = view
         finally:
             os.close(dir_fd)
-        _verify_contents(path, files, manifest["files"], verify)
-        if bundle_id_for(manifest["files"]) != manifest["bundle_id"]:
-            raise BundleError(f"{path}: bundle_id does not match the manifest's file table")
-        languages: dict[str, LanguageData] = {}
+        _verify_contents(path, to_check, entries, "sha256" if verify == "sha256" else "crc32")
+        try:
+            if bundle_id_for(manifest["languages"]) != manifest["bundle_id"]:
+                raise BundleError(f"{path}: bundle_id does not match the languages' content")
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise BundleError(f"{path}: malformed manifest: {exc!r}") from None
+        mapped = {name: view for name, (view, _) in views.items()}
+        languages = {}
         for language in LANGUAGES:
-            meta = manifest["languages"].get(language)
-            if meta is None:
-                raise BundleError(f"{path}: manifest has no language {language!r}")
-            prefix = f"{language}/"
-            lang_files = {
-                name.removeprefix(prefix): view
-                for name, view in files.items()
-                if name.startswith(prefix)
-            }
             try:
-                languages[language] = LanguageData(language, meta, lang_files)
-            except (KeyError, TypeError, ValueError) as exc:
+                languages[language] = LanguageData(
+                    language, manifest["languages"][language], mapped
+                )
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise BundleError(f"{path}: language {language}: {exc!r}") from None
-        return cls(path, manifest["bundle_id"], languages, identity)
+        return cls(path, manifest["bundle_id"], languages, identity, views)
 
 
-def bundle_id_for(files: Mapping[str, Mapping[str, Any]]) -> str:
-    """Content-derived id: a digest of the (name, size, sha256) table, no timestamps."""
-    h = hashlib.sha256()
-    for name in sorted(files):
-        h.update(f"{name}\0{files[name]['size']}\0{files[name]['sha256']}\n".encode())
+def bundle_id_for(languages: Mapping[str, Mapping[str, Any]]) -> str:
+    """Derived from what is served (each language's content hash), not from file layout: a
+    merge or an incremental build serving the same articles keeps the id."""
+    h = hashlib.sha256(f"{fmt.FORMAT_NAME}\0{fmt.FORMAT_VERSION}\n".encode())
+    for language in sorted(languages):
+        h.update(f"{language}\0{languages[language]['content_hash']}\n".encode())
     return h.hexdigest()[:20]
 
 
-def _read_manifest(dir_fd: int, path: Path) -> tuple[dict[str, Any], Identity]:
+def _referenced(manifest: dict[str, Any], path: Path) -> set[str]:
+    names: set[str] = set()
+    for language in LANGUAGES:
+        meta = manifest["languages"].get(language)
+        if not isinstance(meta, Mapping):
+            raise BundleError(f"{path}: manifest has no language {language!r}")
+        try:
+            names.update(meta["files"].values())
+            for desc in meta["segments"]:
+                names.update(desc["files"].values())
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise BundleError(f"{path}: language {language}: malformed entry ({exc!r})") from None
+    return names
+
+
+def _read_manifest(dir_fd: int, path: Path, name: str) -> tuple[dict[str, Any], Identity]:
     try:
-        fd = os.open(fmt.MANIFEST, os.O_RDONLY, dir_fd=dir_fd)
+        fd = os.open(name, os.O_RDONLY, dir_fd=dir_fd)
     except OSError as exc:
-        raise BundleError(f"{path}/{fmt.MANIFEST}: {exc.strerror}") from None
+        raise BundleError(f"{path}/{name}: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fh.fileno())
         raw = fh.read()
@@ -232,13 +391,26 @@ def _read_manifest(dir_fd: int, path: Path) -> tuple[dict[str, Any], Identity]:
             f"{path}: bundle format version {version!r}, this server reads version "
             f"{fmt.FORMAT_VERSION}; rebuild the bundle with this release's builder"
         )
-    for key, kind in (("bundle_id", str), ("files", dict), ("languages", dict)):
+    for key, kind in (("bundle_id", str), ("objects", dict), ("languages", dict)):
         if not isinstance(manifest.get(key), kind):
             raise BundleError(f"{path}/{fmt.MANIFEST}: field {key!r} missing or mistyped")
     return manifest, (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-def _checksum(view: memoryview, verify: Verify) -> str | int:
+def _read_verified(dir_fd: int) -> dict[str, list[int]]:
+    try:
+        fd = os.open(fmt.VERIFIED, os.O_RDONLY, dir_fd=dir_fd)
+    except OSError:
+        return {}
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            record = orjson.loads(fh.read())
+        except orjson.JSONDecodeError:
+            return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _checksum(view: memoryview, verify: Literal["crc32", "sha256"]) -> str | int:
     if verify == "sha256":
         return hashlib.sha256(view).hexdigest()
     return zlib.crc32(view)
@@ -248,33 +420,48 @@ def _verify_contents(
     path: Path,
     files: Mapping[str, memoryview],
     entries: Mapping[str, Mapping[str, Any]],
-    verify: Verify,
+    verify: Literal["crc32", "sha256"],
 ) -> None:
+    if not files:
+        return
     # Both checksums release the GIL on large buffers: hash files on every core at once.
     names = sorted(files, key=lambda name: -len(files[name]))
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         sums = dict(zip(names, pool.map(lambda n: _checksum(files[n], verify), names), strict=True))
     for name in names:
-        if sums[name] != entries[name].get(verify):
-            raise BundleError(f"{path}/{name}: checksum mismatch ({verify}): corrupted file")
+        expected = name if verify == "sha256" else entries[name].get("crc32")
+        if sums[name] != expected:
+            raise BundleError(
+                f"{path}/{fmt.OBJECTS}/{name}: checksum mismatch ({verify}): corrupted file"
+            )
 
 
-def _map_file(dir_fd: int, path: Path, name: str, entry: Mapping[str, Any]) -> memoryview:
-    if name.startswith("/") or ".." in name.split("/"):
-        raise BundleError(f"{path}: manifest names a file outside the bundle: {name!r}")
-    if not isinstance(entry, Mapping):
-        raise BundleError(f"{path}/{fmt.MANIFEST}: file entry {name!r} is not an object")
+def _stamp(dir_fd: int, path: Path, name: str) -> list[int]:
     try:
-        fd = os.open(name, os.O_RDONLY, dir_fd=dir_fd)
+        st = os.stat(f"{fmt.OBJECTS}/{name}", dir_fd=dir_fd)
     except OSError as exc:
-        raise BundleError(f"{path}/{name}: {exc.strerror}") from None
+        raise BundleError(f"{path}/{fmt.OBJECTS}/{name}: {exc.strerror}") from None
+    return [st.st_ino, st.st_mtime_ns, st.st_size]
+
+
+def _map_object(
+    dir_fd: int, path: Path, name: str, entry: Mapping[str, Any]
+) -> tuple[memoryview, list[int]]:
+    """The object's mapping and its (inode, mtime, size) stamp."""
+    if not name.isalnum():
+        raise BundleError(f"{path}: manifest names an invalid object {name!r}")
+    rel = f"{fmt.OBJECTS}/{name}"
+    try:
+        fd = os.open(rel, os.O_RDONLY, dir_fd=dir_fd)
+    except OSError as exc:
+        raise BundleError(f"{path}/{rel}: {exc.strerror}") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise BundleError(f"{path}/{name}: not a regular file")
+            raise BundleError(f"{path}/{rel}: not a regular file")
         if st.st_size != entry.get("size"):
             raise BundleError(
-                f"{path}/{name}: size {st.st_size}, manifest says {entry.get('size')} "
+                f"{path}/{rel}: size {st.st_size}, manifest says {entry.get('size')} "
                 "(truncated or replaced file)"
             )
         if st.st_size == 0:
@@ -283,4 +470,4 @@ def _map_file(dir_fd: int, path: Path, name: str, entry: Mapping[str, Any]) -> m
             view = memoryview(mmap.mmap(fd, st.st_size, access=mmap.ACCESS_READ))
     finally:
         os.close(fd)
-    return view
+    return view, [st.st_ino, st.st_mtime_ns, st.st_size]

@@ -1,10 +1,12 @@
-"""The bundle a worker serves, and live pick-up of newly built bundles.
+"""The bundle a worker serves, and live pick-up of newly published bundles.
 
-The builder replaces the bundle directory atomically, so a new `manifest.json` identity
-(device, inode, mtime, size) means a complete new bundle. Each worker checks at most
-once per `check_interval` seconds, from the request path, with one stat() call. A request
-that already holds the old `Bundle` finishes on it: its mappings stay valid until the
-last reference goes, even after the builder deletes the old directory.
+A publish replaces `manifest.json` atomically, so a new manifest identity (device, inode,
+mtime, size) means a complete new generation. Each worker process runs one background
+thread that checks the identity every `check_interval` seconds and, when it changed, maps
+and checks the new generation (only the objects the served one lacks) and then swaps one
+reference. Requests never wait for that work: `current()` is an attribute read. A request
+that already holds the old `Bundle` finishes on it; its mappings stay valid until the last
+reference goes, even after the builder deletes the old objects.
 """
 
 from __future__ import annotations
@@ -28,32 +30,59 @@ class BundleStore:
         self.check_interval = check_interval
         self._bundle = Bundle.load(directory)  # BundleError here is a start-up failure
         self._rejected: Identity | None = None
-        self._next_check = time.monotonic() + check_interval
+        # Why the newest bundle on disk was refused (None when the served one is the newest);
+        # /ready reports it so a rollout can see an instance that kept its old bundle.
+        self.rejection: str | None = None
+        self.loaded_at = time.time()
         self._lock = threading.Lock()
-        # A worker forked from a preloading master (gunicorn, also after `kill -HUP`) checks
-        # the disk on its first request instead of inheriting the master's schedule, and gets
-        # a fresh lock (one held by another master thread at fork time would never be
-        # released). Done at fork, so the request path pays nothing for it.
+        self._watcher: threading.Thread | None = None
+        self._stop = threading.Event()
+        # Threads do not survive fork: a worker forked from a preloading master (gunicorn,
+        # also after `kill -HUP`) starts its own watcher on its first request, and gets a
+        # fresh lock (one held by another master thread at fork time would never be released).
         this = weakref.ref(self)
         os.register_at_fork(after_in_child=lambda: _after_fork(this))
         log.info("serving bundle %s from %s", self._bundle.bundle_id, directory)
 
     def current(self) -> Bundle:
-        if time.monotonic() >= self._next_check:
-            self.refresh()
+        if self._watcher is None:
+            self._start_watcher()
         return self._bundle
 
-    def refresh(self) -> bool:
+    def _start_watcher(self) -> None:
+        with self._lock:
+            if self._watcher is not None:
+                return
+            self.refresh(locked=True)  # a forked worker looks at the disk once, right away
+            self._watcher = threading.Thread(target=self._watch, name="bundle-watcher", daemon=True)
+            self._watcher.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.check_interval):
+            try:
+                self.refresh()
+            except Exception:  # never let the watcher die: the next round retries
+                log.exception("bundle check failed; still serving %s", self._bundle.bundle_id)
+
+    def close(self) -> None:
+        self._stop.set()
+
+    def refresh(self, *, locked: bool = False) -> bool:
         """Load the bundle on disk if it is new and valid; True if it was swapped in."""
-        if not self._lock.acquire(blocking=False):
+        if not locked and not self._lock.acquire(blocking=False):
             return False  # another thread is already checking; serve what we have
         try:
-            self._next_check = time.monotonic() + self.check_interval
             identity = _manifest_identity(self.directory)
-            if identity is None or identity in (self._bundle.identity, self._rejected):
+            if identity == self._bundle.identity:
+                # The served generation is the newest on disk again (a refused one was taken
+                # back): nothing is refused any more.
+                self.rejection = self._rejected = None
                 return False
+            if identity is None or identity == self._rejected:
+                return False
+            started = time.monotonic()
             try:
-                bundle = Bundle.load(self.directory)
+                bundle = Bundle.load(self.directory, reuse=self._bundle)
             except BundleError as exc:
                 log.error(
                     "refusing new bundle in %s, still serving %s: %s",
@@ -62,19 +91,29 @@ class BundleStore:
                     exc,
                 )
                 self._rejected = identity
+                self.rejection = str(exc)
                 return False
             old, self._bundle = self._bundle, bundle
-            log.info("switched bundle %s -> %s", old.bundle_id, bundle.bundle_id)
+            self.rejection = None
+            self.loaded_at = time.time()
+            log.info(
+                "switched bundle %s -> %s (loaded in %.3f s)",
+                old.bundle_id,
+                bundle.bundle_id,
+                time.monotonic() - started,
+            )
             return True
         finally:
-            self._lock.release()
+            if not locked:
+                self._lock.release()
 
 
 def _after_fork(ref: weakref.ref[BundleStore]) -> None:
     store = ref()
     if store is not None:
         store._lock = threading.Lock()
-        store._next_check = 0.0
+        store._watcher = None
+        store._stop = threading.Event()
 
 
 def _manifest_identity(directory: Path) -> Identity | None:

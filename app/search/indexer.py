@@ -71,7 +71,7 @@ def _no_postings(positions: np.dtype | None = None) -> _Postings:
     return _Postings(empty, empty, np.zeros(0), np.zeros(0, dtype=bool))
 
 
-def _ragged_arange(counts: np.ndarray) -> np.ndarray:
+def ragged_arange(counts: np.ndarray) -> np.ndarray:
     """0..counts[0]-1, 0..counts[1]-1, ... concatenated."""
     return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
         np.cumsum(counts) - counts, counts
@@ -137,7 +137,7 @@ def _tokenize_latin(analyzer: Analyzer, docs: Sequence[IndexDoc]) -> _Words:
         # Ragged expansion: occurrence of token t -> its words flat[first[t]:first[t] + n[t]].
         first = np.cumsum(words_per_token) - words_per_token
         n = words_per_token[raw_ids]
-        term = flat[np.repeat(first[raw_ids], n) + _ragged_arange(n)]
+        term = flat[np.repeat(first[raw_ids], n) + ragged_arange(n)]
         seg = np.repeat(raw_seg, n)
 
     pieces = [""] * nseg
@@ -260,7 +260,7 @@ class _Family:
             merged.npos = np.empty(total, dtype=np.int64)
         destinations = []
         for d, (part, _, counts) in zip(dense, self.parts, strict=True):
-            dest = np.repeat(fill[d], counts) + _ragged_arange(counts)
+            dest = np.repeat(fill[d], counts) + ragged_arange(counts)
             merged.doc[dest] = part.doc
             if self.positions is None:
                 merged.tf[dest] = part.tf
@@ -274,7 +274,7 @@ class _Family:
             posoff = np.cumsum(merged.npos) - merged.npos
             merged.pos = np.empty(int(merged.npos.sum()), dtype=self.positions)
             for dest, (part, _, _) in zip(destinations, self.parts, strict=True):
-                at = np.repeat(posoff[dest], part.npos) + _ragged_arange(part.npos)
+                at = np.repeat(posoff[dest], part.npos) + ragged_arange(part.npos)
                 merged.pos[at] = part.pos
         self.parts = []
         return terms, df, merged
@@ -289,6 +289,19 @@ def _cjk_keys(chars: np.ndarray, dense: np.ndarray, cbits: int, n: int) -> np.nd
         cp = chars[((dense >> (cbits * (n - 1 - i))) & mask) - 1].astype(np.uint64)
         keys = keys << np.uint64(UNIGRAM_SHIFT) | cp
     return keys
+
+
+def index_meta(language: str, docs: int, **counts: int | str) -> bytes:
+    """search.meta: versions, sizes and array types, which the Searcher checks at load."""
+    meta = {
+        "format": layout.FORMAT_VERSION,
+        "analyzer": ANALYZER_VERSION,
+        "language": language,
+        "docs": docs,
+        "doc_type": "H" if docs <= layout.SHORT_DOC_LIMIT else "I",
+        **counts,
+    }
+    return orjson.dumps(meta, option=orjson.OPT_SORT_KEYS)
 
 
 def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
@@ -347,13 +360,13 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     if max(2 * cbits + _CHUNK_SEGBITS, 3 * cbits + _CHUNK_DOCBITS) > 64:
         raise ValueError("too many distinct CJK characters for 64-bit trigram keys")
 
-    # BM25F length normalisation per (doc, field); length = words + CJK characters.
+    # BM25F length normalisation per (doc, field); length = words + CJK characters, against
+    # fixed reference lengths so that a posting's stored part depends on its document only.
     per_field = (word_counts + cjk_chars).reshape(ndocs, _NFIELDS).astype(np.float64)
-    avg = per_field.mean(axis=0) if ndocs else np.ones(_NFIELDS)
-    avg[avg == 0] = 1.0
+    reference = np.asarray(layout.REFERENCE_LENGTHS[analyzer.cjk])
     weights = np.asarray(layout.FIELD_WEIGHTS)
     b = np.asarray(layout.FIELD_B)
-    norm = (weights / (1.0 - b + b * per_field / avg)).reshape(-1)
+    norm = (weights / (1.0 - b + b * per_field / reference)).reshape(-1)
 
     # Pass 2: per chunk, occurrence keys -> postings (with positions for trigrams).
     word_family, uni_family, bi_family = _Family(), _Family(), _Family()
@@ -370,7 +383,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         folded, local_seg = chunk_cps(d0, d1)
         if folded.size == 0:
             continue
-        position = _ragged_arange(doc_cjk_length[d0:d1]).astype(pos_dtype)
+        position = ragged_arange(doc_cjk_length[d0:d1]).astype(pos_dtype)
         ci = dense[folded]
         is_char = ci != 0
         seg_shift = np.uint64(_CHUNK_SEGBITS)
@@ -397,43 +410,44 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     trigram_keys = _cjk_keys(chars, tri_dense.astype(np.int64), cbits, 3)
     triptr = np.concatenate(([0], np.cumsum(tri_df)))
 
-    # BM25F scores plus the title tier, precomputed per posting.
+    # Per posting, the part of BM25F that depends on its document alone: the saturated term
+    # frequency, negated when the term is in the title. idf depends on the whole (live) archive,
+    # so the Searcher multiplies it in at query time (exact after any publish or retraction).
     families = (word_postings, uni_postings, bi_postings)
     df = np.concatenate((word_df, uni_df, bi_df))
-    idf = np.log1p((ndocs - df + 0.5) / (df + 0.5))
     tf = np.concatenate([p.tf for p in families])
-    scores = np.repeat(idf, df) * tf * (layout.K1 + 1.0) / (tf + layout.K1)
-    scores += np.concatenate([p.in_title for p in families]) * layout.TITLE_TIER
+    scores = tf * (layout.K1 + 1.0) / (tf + layout.K1)
+    scores[np.concatenate([p.in_title for p in families])] *= -1.0
     post_docs = np.concatenate([p.doc for p in families])
     ptr = np.concatenate(([0], np.cumsum(df)))
-    triposoff = np.concatenate(([0], np.cumsum(tri_postings.npos)))
-    if max(ptr[-1], triptr[-1], triposoff[-1]) >= 1 << 32:
+    tri_counts = tri_postings.npos
+    tripbase = np.concatenate(
+        ([0], np.cumsum(np.add.reduceat(tri_counts, triptr[:-1]) if tri_counts.size else []))
+    )
+    positions = int(tri_counts.sum())
+    if max(ptr[-1], triptr[-1], positions) >= 1 << 32:
         raise ValueError("index too large for 32-bit offsets")
+    count_type = layout.count_type(int(tri_counts.max()) if tri_counts.size else 0)
     pos_type = "H" if pos_dtype == np.uint16 else "I"
 
     encoded_terms = [t.encode("utf-8") for t in words.terms]
     wordoff = np.concatenate(([0], np.cumsum([len(t) for t in encoded_terms], dtype=np.int64)))
     doc_type = "H" if ndocs <= layout.SHORT_DOC_LIMIT else "I"
-    meta = {
-        "format": layout.FORMAT_VERSION,
-        "analyzer": ANALYZER_VERSION,
-        "language": language,
-        "docs": ndocs,
-        "words": len(words.terms),
-        "unigrams": int(unigram_cps.size),
-        "bigrams": int(bigram_keys.size),
-        "trigrams": int(trigram_keys.size),
-        "trigram_postings": int(triptr[-1]),
-        "postings": int(ptr[-1]),
-        "doc_type": doc_type,
-        "trigram_positions": int(triposoff[-1]),
-        "pos_type": pos_type,
-        "avg_field_length": {
-            name: round(float(x), 3) for name, x in zip(layout.FIELD_NAMES, avg, strict=True)
-        },
-    }
+    meta = index_meta(
+        language,
+        ndocs,
+        words=len(words.terms),
+        unigrams=int(unigram_cps.size),
+        bigrams=int(bigram_keys.size),
+        trigrams=int(trigram_keys.size),
+        trigram_postings=int(triptr[-1]),
+        postings=int(ptr[-1]),
+        trigram_positions=positions,
+        pos_type=pos_type,
+        count_type=count_type,
+    )
     return {
-        layout.META: orjson.dumps(meta, option=orjson.OPT_SORT_KEYS),
+        layout.META: meta,
         layout.WORDS: b"".join(encoded_terms),
         layout.WORDOFF: wordoff.astype("<u4").tobytes(),
         layout.UNIGRAMS: unigram_cps.astype("<u4").tobytes(),
@@ -444,6 +458,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         layout.TRIGRAMS: trigram_keys.astype("<u8").tobytes(),
         layout.TRIPTR: triptr.astype("<u4").tobytes(),
         layout.TRIDOCS: tri_postings.doc.astype("<u2" if doc_type == "H" else "<u4").tobytes(),
-        layout.TRIPOSOFF: triposoff.astype("<u4").tobytes(),
+        layout.TRICOUNT: tri_counts.astype(layout.NUMPY_TYPES[count_type]).tobytes(),
+        layout.TRIPBASE: tripbase.astype("<u4").tobytes(),
         layout.TRIPOS: tri_postings.pos.astype(pos_dtype.newbyteorder("<")).tobytes(),
     }

@@ -18,14 +18,18 @@ search.bigrams     uint64 x bigrams             sorted CJK bigram keys (``cp1 <<
 search.ptr         uint32 x (terms + 1)         posting range of term t: ptr[t] .. ptr[t + 1];
                                                 terms are numbered words, unigrams, bigrams
 search.docs        uint16 or uint32 x postings  document positions, ascending within a term
-search.scores      float32 x postings           precomputed BM25F score (+ title tier)
+search.scores      float32 x postings           the posting's BM25F saturation (no idf),
+                                                negative when the term is in the title
 search.trigrams    uint64 x trigrams            sorted CJK trigram keys (``cp1 << 42 | ...``)
 search.triptr      uint32 x (trigrams + 1)      trigram t's documents: tridocs[triptr[t] ..
                                                 triptr[t + 1]]
 search.tridocs     uint16 or uint32 x           document positions, ascending within a
                    trigram postings             trigram (no scores: trigrams only filter)
-search.triposoff   uint32 x (tri-postings + 1)  trigram posting j's occurrences:
-                                                tripos[triposoff[j] .. triposoff[j + 1]]
+search.tricount    uint8, 16 or 32 x            occurrences of the trigram in posting j's
+                   trigram postings             document (count_type: the narrowest that fits)
+search.tripbase    uint32 x (trigrams + 1)      where trigram t's occurrences start in tripos;
+                                                posting j's follow those of the postings
+                                                before it in the same term
 search.tripos      uint16 or uint32 x           where the trigram starts in the document,
                    trigram occurrences          ascending: code point offset in the doc's
                                                 folded CJK runs (fields in order, one
@@ -35,7 +39,7 @@ search.tripos      uint16 or uint32 x           where the trigram starts in the 
 
 from __future__ import annotations
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 5
 
 META = "search.meta"
 WORDS = "search.words"
@@ -48,7 +52,8 @@ SCORES = "search.scores"
 TRIGRAMS = "search.trigrams"
 TRIPTR = "search.triptr"
 TRIDOCS = "search.tridocs"
-TRIPOSOFF = "search.triposoff"
+TRICOUNT = "search.tricount"
+TRIPBASE = "search.tripbase"
 TRIPOS = "search.tripos"
 
 ALL_FILES: tuple[str, ...] = (
@@ -63,9 +68,18 @@ ALL_FILES: tuple[str, ...] = (
     TRIGRAMS,
     TRIPTR,
     TRIDOCS,
-    TRIPOSOFF,
+    TRICOUNT,
+    TRIPBASE,
     TRIPOS,
 )
+
+
+# Narrowest unsigned type (struct/array code) holding every value up to `largest`.
+def count_type(largest: int) -> str:
+    return "B" if largest < 1 << 8 else "H" if largest < 1 << 16 else "I"
+
+
+NUMPY_TYPES: dict[str, str] = {"B": "<u1", "H": "<u2", "I": "<u4"}
 
 # Documents per index up to which positions are stored as uint16.
 SHORT_DOC_LIMIT = 1 << 16
@@ -75,8 +89,13 @@ FIELD_NAMES: tuple[str, ...] = ("title", "summary", "content", "tags")
 FIELD_WEIGHTS: tuple[float, ...] = (3.0, 1.5, 1.0, 2.0)
 FIELD_B: tuple[float, ...] = (0.5, 0.6, 0.75, 0.0)
 K1 = 1.2
-# Added once per query term found in the title, so that documents matching more query terms
-# in their title always rank first ("title matches rank above body-only matches"). It is far
-# above any BM25F term score (at most idf * (K1 + 1) < 40 for any realistic corpus), and the
-# per-posting float32 keeps about 1e-4 precision next to it.
-TITLE_TIER = 1000.0
+# BM25F normalises a field's length by a reference length. Classic BM25 uses the corpus
+# average, but that changes with every publish and would make every stored score stale; a
+# fixed reference per script keeps each posting's stored part a function of its own document,
+# so a segment built today ranks exactly like the same article in a from-scratch build
+# (docs/publishing.md). Values: typical news field lengths (words for Latin scripts,
+# characters plus words for CJK), close to the averages of the sample and synthetic corpora.
+REFERENCE_LENGTHS: dict[bool, tuple[float, ...]] = {
+    False: (10.0, 35.0, 500.0, 3.0),  # en, fr, de, es, it
+    True: (30.0, 150.0, 2000.0, 6.0),  # ko, ja, zh_cn, zh_tw
+}

@@ -13,15 +13,18 @@ sequential Python implementation that checks runs in each document's own text
 
 from __future__ import annotations
 
+import math
 import sys
 from bisect import bisect_left
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import orjson
 
 from app.search import layout
-from app.search.analyzers import ANALYZER_VERSION, get_analyzer
+from app.search.analyzers import ANALYZER_VERSION, QueryTerms, get_analyzer
+from app.sorted_bytes import SortedBytes
 
 # Relative cost of binary-searching one candidate in a posting list versus counting one
 # posting (or clearing one document slot) in the dense bincount pass; see _intersect.
@@ -71,10 +74,11 @@ class Searcher:
                 )
             )
             doc_type, pos_type = str(meta["doc_type"]), str(meta["pos_type"])
+            count_type = str(meta["count_type"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"search index for {language}: incomplete meta: {exc}") from exc
-        if doc_type not in ("H", "I") or pos_type not in ("H", "I"):
-            raise ValueError(f"search index for {language}: bad doc_type or pos_type")
+        if doc_type not in ("H", "I") or pos_type not in ("H", "I") or count_type not in "BHI":
+            raise ValueError(f"search index for {language}: bad doc, position or count type")
 
         self.language = language
         self.ndocs = ndocs
@@ -82,6 +86,7 @@ class Searcher:
         self._nwords = nwords
         self._words = files[layout.WORDS]
         self._wordoff = self._array(files, layout.WORDOFF, "I", nwords + 1)
+        self._word_index = SortedBytes(self._words, self._wordoff)
         self._unigrams = self._array(files, layout.UNIGRAMS, "I", nuni)
         self._bigrams = self._array(files, layout.BIGRAMS, "Q", nbi)
         self._ptr = self._array(files, layout.PTR, "I", nwords + nuni + nbi + 1)
@@ -94,8 +99,9 @@ class Searcher:
         self._triptr = self._array(files, layout.TRIPTR, "I", ntri + 1)
         tridocs = self._array(files, layout.TRIDOCS, doc_type, ntri_postings)
         self._np_tridocs = np.frombuffer(tridocs, dtype=self._np_docs.dtype)
-        triposoff = self._array(files, layout.TRIPOSOFF, "I", ntri_postings + 1)
-        self._np_triposoff = np.frombuffer(triposoff, dtype="<u4")
+        tricount = self._array(files, layout.TRICOUNT, count_type, ntri_postings)
+        self._np_tricount = np.frombuffer(tricount, dtype=layout.NUMPY_TYPES[count_type])
+        self._tripbase = self._array(files, layout.TRIPBASE, "I", ntri + 1)
         tripos = self._array(files, layout.TRIPOS, pos_type, ntri_positions)
         self._np_tripos = np.frombuffer(tripos, dtype="<u2" if pos_type == "H" else "<u4")
         # Spot checks of the array contents (cheap: no full scan at start-up).
@@ -105,7 +111,7 @@ class Searcher:
             raise ValueError(f"search index for {language}: trigram offsets do not match")
         if self._wordoff[0] != 0 or self._wordoff[-1] != len(self._words):
             raise ValueError(f"search index for {language}: word offsets do not match")
-        if triposoff[0] != 0 or triposoff[-1] != ntri_positions:
+        if self._tripbase[0] != 0 or self._tripbase[-1] != ntri_positions:
             raise ValueError(f"search index for {language}: position offsets do not match")
         if npostings and max(self._docs[0], self._docs[-1]) >= ndocs:
             raise ValueError(f"search index for {language}: document number out of range")
@@ -117,24 +123,14 @@ class Searcher:
         view = files[name]
         if view.ndim != 1 or view.itemsize != 1:
             view = view.cast("B")
-        size = {"H": 2, "I": 4, "Q": 8, "f": 4}[fmt]
+        size = {"B": 1, "H": 2, "I": 4, "Q": 8, "f": 4}[fmt]
         if len(view) != count * size:
             raise ValueError(f"{name}: {len(view)} bytes, expected {count} entries of {size} bytes")
         return view.cast(fmt)
 
     def _word_term(self, word: bytes) -> int:
         """Term number of a stemmed word, or -1."""
-        words, off = self._words, self._wordoff
-        lo, hi = 0, self._nwords
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if words[off[mid] : off[mid + 1]].tobytes() < word:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < self._nwords and words[off[lo] : off[lo + 1]] == word:
-            return lo
-        return -1
+        return self._word_index.index(word)
 
     @staticmethod
     def _find(keys: memoryview, key: int, first_term: int) -> int:
@@ -142,6 +138,64 @@ class Searcher:
         if i < len(keys) and keys[i] == key:
             return first_term + i
         return -1
+
+    def lookup(self, terms: QueryTerms) -> Lookup:
+        """This segment's posting ranges of the query's terms (empty for a term it lacks)."""
+        term_ids = [self._word_term(w.encode("utf-8")) for w in terms.words]
+        first_bigram = self._nwords + len(self._unigrams)
+        term_ids += [self._find(self._unigrams, cp, self._nwords) for cp in terms.unigrams]
+        term_ids += [self._find(self._bigrams, key, first_bigram) for key in terms.bigrams]
+        trigram_ids = {key: self._find(self._trigrams, key, 0) for key in terms.trigrams}
+        ptr = self._ptr
+        ranges = [(ptr[t], ptr[t + 1]) if t >= 0 else (0, 0) for t in term_ids]
+        complete = min(term_ids) >= 0 and min(trigram_ids.values(), default=0) >= 0
+        return Lookup(ranges, trigram_ids, complete)
+
+    def live_df(self, lookup: Lookup, deleted: np.ndarray) -> list[int]:
+        """Documents per scored range, not counting the sorted local `deleted` documents."""
+        df = [hi - lo for lo, hi in lookup.ranges]
+        if deleted.size:
+            for i, (lo, hi) in enumerate(lookup.ranges):
+                if hi > lo:
+                    hit, _ = _lookup(self._np_docs[lo:hi], deleted)
+                    df[i] -= int(np.count_nonzero(hit))
+        return df
+
+    def matches(self, terms: QueryTerms, lookup: Lookup) -> np.ndarray:
+        """Local documents (ascending) that hold every term, every 3+-character run."""
+        ranges = sorted(set(lookup.ranges), key=lambda r: (r[1] - r[0], r))
+        triptr = self._triptr
+        filters = sorted(
+            {(triptr[t], triptr[t + 1]) for t in lookup.trigram_ids.values()},
+            key=lambda r: r[1] - r[0],
+        )
+        cand = self._intersect(ranges, filters)
+        for phrase in terms.phrases:
+            if not cand.size:
+                break
+            cand = cand[self._phrase_mask(cand, [(lookup.trigram_ids[k], at) for k, at in phrase])]
+        return cand
+
+    def score(
+        self, cand: np.ndarray, lookup: Lookup, idf: list[float]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(BM25F sums, title-term counts) of the candidates. Terms are added in query order
+        whatever the segment, so a document's score is bit-for-bit the same in any layout."""
+        acc = np.zeros(cand.size, dtype=np.float64)
+        titles = np.zeros(cand.size, dtype=np.int64)
+        for (lo, hi), weight in zip(lookup.ranges, idf, strict=True):
+            if hi - lo == cand.size:
+                stored = self._np_scores[lo:hi]  # every posting is a candidate: no search
+            else:
+                stored = self._np_scores[lo + np.searchsorted(self._np_docs[lo:hi], cand)]
+            acc += weight * np.abs(stored).astype(np.float64)
+            titles += stored < 0
+        return acc, titles
+
+    def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
+        """This index alone, every document live: (total, local documents of the page)."""
+        everything = Segment(self, np.arange(self.ndocs, dtype=np.uint32), _NONE)
+        return search([everything], self._analyzer.analyze_query(query), offset, limit)
 
     def _phrase_mask(self, cand: np.ndarray, covers: list[tuple[int, int]]) -> np.ndarray:
         """Mask of the candidates where every (trigram term, offset) of ``covers`` occurs at
@@ -153,10 +207,13 @@ class Searcher:
         starts = np.zeros(0, dtype=np.int64)  # (candidate rank << 32) + start + shift
         for n, (term, offset) in enumerate(covers):
             lo, hi = triptr[term], triptr[term + 1]
-            j = np.searchsorted(tridocs[lo:hi], cand) + lo
-            first, stop = self._np_triposoff[j], self._np_triposoff[j + 1]
-            counts = (stop - first).astype(np.int64)
-            at = np.repeat(first.astype(np.int64) - (np.cumsum(counts) - counts), counts)
+            j = np.searchsorted(tridocs[lo:hi], cand)
+            # Where each posting's occurrences start: the term's base plus the counts before it.
+            per_posting = self._np_tricount[lo:hi].astype(np.int64)
+            before = np.cumsum(per_posting) - per_posting
+            first = before[j] + self._tripbase[term]
+            counts = per_posting[j]
+            at = np.repeat(first - (np.cumsum(counts) - counts), counts)
             at += np.arange(at.size, dtype=np.int64)
             # Ascending: ranks follow the candidates, positions ascend within a posting.
             keys = np.repeat(rank, counts)
@@ -177,104 +234,128 @@ class Searcher:
         mask[starts >> 32] = True
         return mask
 
-    def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
-        """Returns (total matching docs, doc positions of rows offset..offset+limit-1), by
-        relevance desc then position asc. Every query term must match (AND)."""
-        terms = self._analyzer.analyze_query(query)
-        if terms.empty:
-            return 0, []
-        term_ids = [self._word_term(w.encode("utf-8")) for w in terms.words]
-        first_bigram = self._nwords + len(self._unigrams)
-        term_ids += [self._find(self._unigrams, cp, self._nwords) for cp in terms.unigrams]
-        term_ids += [self._find(self._bigrams, key, first_bigram) for key in terms.bigrams]
-        trigram_ids = {key: self._find(self._trigrams, key, 0) for key in terms.trigrams}
-        if min(term_ids) < 0 or min(trigram_ids.values(), default=0) < 0:
-            return 0, []
-        ptr, triptr = self._ptr, self._triptr
-        ranges = sorted({(ptr[t], ptr[t + 1]) for t in term_ids}, key=lambda r: (r[1] - r[0], r))
-        filters = sorted(
-            {(triptr[t], triptr[t + 1]) for t in trigram_ids.values()}, key=lambda r: r[1] - r[0]
-        )
-        cand, acc = self._intersect(ranges, filters)
-        if not cand.size:
-            return 0, []
-        for phrase in terms.phrases:
-            keep = self._phrase_mask(cand, [(trigram_ids[key], at) for key, at in phrase])
-            cand = cand[keep]
-            acc = acc[keep]
-            if not cand.size:
-                return 0, []
-
-        total = int(cand.size)
-        if offset >= total or limit <= 0:
-            return total, []
-        want = offset + limit
-        neg = -acc
-        if want < total:
-            # Keep only the candidates that can reach the first `want` rows, with every tie at
-            # the boundary.
-            top = neg <= _kth_smallest(neg, want)
-            cand = cand[top]
-            neg = neg[top]
-        order = np.lexsort((cand, neg))[offset:want]
-        return total, cand[order].tolist()
-
     def _intersect(
         self, ranges: list[tuple[int, int]], filters: list[tuple[int, int]]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Documents in every posting range and every trigram range (ascending, both lists
-        sorted by size), and their float64 score sums, added in `ranges` order (rarest
-        first), exactly like a sequential Python sum."""
+    ) -> np.ndarray:
+        """Documents in every posting range and every trigram range (both lists sorted by
+        size, rarest first): the rarest list drives, the others are probed or counted."""
         lo, hi = ranges[0]
-        if filters:
+        if filters and filters[0][1] - filters[0][0] < hi - lo:
             # A trigram's documents are a subset of its bigrams': usually the rarest list.
-            # Both lists come sorted by size, so [0] is the rarest of each kind.
             tlo, thi = filters[0]
-            if thi - tlo < hi - lo:
-                return self._probe(self._np_tridocs[tlo:thi], ranges, filters[1:])
-        cand, acc = self._scored(ranges)
-        return self._probe(cand, [], filters, acc)
-
-    def _probe(
-        self,
-        cand: np.ndarray,
-        ranges: list[tuple[int, int]],
-        filters: list[tuple[int, int]],
-        acc: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Keeps the candidates found in every filter range (binary search), then in every
-        scored range, adding its scores to acc in order."""
-        if acc is None:
-            acc = np.zeros(cand.size, dtype=np.float64)
-        for lo, hi in filters:
-            if not cand.size:
-                break
-            hit, _ = _lookup(self._np_tridocs[lo:hi], cand)
-            cand, acc = cand[hit], acc[hit]
-        for lo, hi in ranges:
-            if not cand.size:
-                break
-            hit, idx = _lookup(self._np_docs[lo:hi], cand)
-            cand = cand[hit]
-            acc = acc[hit] + self._np_scores[lo + idx[hit]]
-        return cand, acc
-
-    def _scored(self, ranges: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-        """Intersection of the scored ranges alone (see _intersect)."""
-        docs, scores = self._np_docs, self._np_scores
-        lo, hi = ranges[0]
+            return self._probe(self._np_tridocs[tlo:thi], ranges, filters[1:])
+        docs = self._np_docs
         sizes = sum(end - start for start, end in ranges)
         if (hi - lo) * (len(ranges) - 1) * _PROBE_COST > sizes + self.ndocs // 2:
             # Dense candidates: one counting pass over all the postings beats binary search.
-            # bincount adds the weights sequentially, so the sums are the same.
-            all_docs = np.concatenate([docs[a:b] for a, b in ranges])
-            all_scores = np.concatenate([scores[a:b] for a, b in ranges])
-            counts = np.bincount(all_docs, minlength=self.ndocs)
-            cand = np.flatnonzero(counts == len(ranges))
-            sums = np.bincount(all_docs, weights=all_scores, minlength=self.ndocs)
-            return cand, sums[cand]
-        # Sparse: binary-search each candidate of the rarest list in the next lists.
-        return self._probe(docs[lo:hi], ranges[1:], [], scores[lo:hi].astype(np.float64))
+            counts = np.bincount(
+                np.concatenate([docs[a:b] for a, b in ranges]), minlength=self.ndocs
+            )
+            return self._probe(np.flatnonzero(counts == len(ranges)), [], filters)
+        return self._probe(docs[lo:hi], ranges[1:], filters)
+
+    def _probe(
+        self, cand: np.ndarray, ranges: list[tuple[int, int]], filters: list[tuple[int, int]]
+    ) -> np.ndarray:
+        """Keeps the candidates found in every filter range and every scored range."""
+        for lo, hi in filters:
+            if not cand.size:
+                break
+            cand = cand[_lookup(self._np_tridocs[lo:hi], cand)[0]]
+        for lo, hi in ranges:
+            if not cand.size:
+                break
+            cand = cand[_lookup(self._np_docs[lo:hi], cand)[0]]
+        return cand
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """A query's terms in one segment: scored posting ranges in query order (words, unigrams,
+    bigrams; empty for a term the segment lacks), and the trigram term of each trigram key."""
+
+    ranges: list[tuple[int, int]]
+    trigram_ids: dict[int, int]
+    complete: bool  # every term and trigram occurs here: the segment can hold matches
+
+
+DELETED = 0xFFFFFFFF  # list position of a document that is no longer served
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One segment as a language serves it: its index, the list position of each of its
+    documents (DELETED for retracted or replaced ones), and those deleted documents, sorted."""
+
+    index: Searcher
+    positions: np.ndarray  # uint32 per local document
+    deleted: np.ndarray  # sorted local documents whose position is DELETED
+
+
+# Title-term counts weigh more than any BM25F sum can (a 200-character query has at most
+# 200 terms, each worth at most idf * (K1 + 1) < 50), so (titles, score) ranks as one float.
+_TITLE_WEIGHT = float(1 << 20)
+
+
+def scored_matches(
+    segments: list[Segment], terms: QueryTerms
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(list positions, BM25F sums, title-term counts) of every live match, unordered.
+
+    idf is computed here from the live document frequency across all segments, so the
+    scores are the same however the documents are split into segments and whatever was
+    deleted (tests/test_incremental.py compares them bit for bit).
+    """
+    empty = np.zeros(0, dtype=np.uint32), np.zeros(0), np.zeros(0, dtype=np.int64)
+    if terms.empty:
+        return empty
+    lookups = [(seg, seg.index.lookup(terms)) for seg in segments]
+    live = sum(seg.positions.size - seg.deleted.size for seg in segments)
+    # Document frequency over every segment holding the term, matches or not.
+    df = [0] * len(lookups[0][1].ranges) if lookups else []
+    for seg, lookup in lookups:
+        df = [a + b for a, b in zip(df, seg.index.live_df(lookup, seg.deleted), strict=True)]
+    idf = [math.log1p((live - n + 0.5) / (n + 0.5)) for n in df]
+    found_pos, found_acc, found_titles = [], [], []
+    for seg, lookup in lookups:
+        if not lookup.complete:
+            continue
+        cand = seg.index.matches(terms, lookup)
+        positions = seg.positions[cand]
+        if seg.deleted.size:
+            keep = positions != DELETED
+            cand, positions = cand[keep], positions[keep]
+        if cand.size:
+            acc, titles = seg.index.score(cand, lookup, idf)
+            found_pos.append(positions)
+            found_acc.append(acc)
+            found_titles.append(titles)
+    if not found_pos:
+        return empty
+    if len(found_pos) == 1:
+        return found_pos[0], found_acc[0], found_titles[0]
+    return np.concatenate(found_pos), np.concatenate(found_acc), np.concatenate(found_titles)
+
+
+def search(
+    segments: list[Segment], terms: QueryTerms, offset: int, limit: int
+) -> tuple[int, list[int]]:
+    """(total, list positions of rows offset..offset+limit-1) over the live documents of every
+    segment, ranked by title-term count, then BM25F score (descending), then list position."""
+    pos, acc, titles = scored_matches(segments, terms)
+    total = int(pos.size)
+    if offset >= total or limit <= 0:
+        return total, []
+    want = offset + limit
+    if want < total:
+        # Keep only the candidates that can reach the first `want` rows, with every tie at the
+        # boundary (the float key is monotonic in (titles, acc), so nothing needed is lost).
+        neg = -(titles * _TITLE_WEIGHT + acc)
+        top = neg <= _kth_smallest(neg, want)
+        pos, acc, titles = pos[top], acc[top], titles[top]
+    order = np.lexsort((pos, -acc, -titles))[offset:want]
+    return total, pos[order].tolist()
 
 
 def _lookup(postings: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

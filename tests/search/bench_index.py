@@ -13,8 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from app.search.indexer import IndexDoc, build_index
 from app.search.searcher import Searcher
 from tests.search.corpus import load_jsonl

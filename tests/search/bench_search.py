@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import orjson
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from app.bundle.reader import Bundle
 
@@ -48,7 +45,7 @@ def main() -> None:
     args = parser.parse_args()
     bundle = Bundle.load(args.bundle)
     qs = queries(args.urls)
-    searchers = {lang: bundle.languages[lang].searcher for lang, _ in qs}
+    searchers = {lang: bundle.languages[lang] for lang, _ in qs}
     for lang, q in qs:  # warm the page cache and any lazy state
         searchers[lang].search(q, 0, 20)
     per_query: dict[int, float] = {}

@@ -5,6 +5,7 @@ CJK phrases with ``in`` on each document's own text, not with the index's bigram
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Iterator, Sequence
@@ -58,7 +59,7 @@ def run_text(covers: tuple[tuple[int, int], ...]) -> str:
 def reference(
     s: Searcher, texts: list[str], query: str, offset: int, limit: int
 ) -> tuple[int, list[int]]:
-    """Dicts, a Python sum in rarest-first order, `in` on the document's text, sorted()."""
+    """Dicts, a Python sum in query order, `in` on the document's text, sorted()."""
     terms = s._analyzer.analyze_query(query)
     if terms.empty:
         return 0, []
@@ -74,18 +75,29 @@ def reference(
         term_ids.append(first_bigram + bigrams.index(key) if key in bigrams else None)
     if None in term_ids:
         return 0, []
-    ranges = sorted({(s._ptr[t], s._ptr[t + 1]) for t in term_ids}, key=lambda r: r[1] - r[0])
-    postings = [dict(zip(s._docs[lo:hi], s._scores[lo:hi], strict=True)) for lo, hi in ranges]
+    postings = [
+        dict(
+            zip(
+                s._docs[s._ptr[t] : s._ptr[t + 1]],
+                s._scores[s._ptr[t] : s._ptr[t + 1]],
+                strict=False,
+            )
+        )
+        for t in term_ids
+    ]
+    # BM25 idf from each term's document frequency; stored values are negative in titles.
+    idf = [math.log1p((s.ndocs - len(p) + 0.5) / (len(p) + 0.5)) for p in postings]
     phrases = [*map(trigram_text, terms.trigrams), *map(run_text, terms.phrases)]
     matches = []
     for d in postings[0]:
         if all(d in p for p in postings) and all(phrase in texts[d] for phrase in phrases):
-            score = 0.0
-            for p in postings:
-                score += p[d]
-            matches.append((-score, d))
+            score, titles = 0.0, 0
+            for p, weight in zip(postings, idf, strict=True):
+                score += weight * abs(float(p[d]))
+                titles += p[d] < 0
+            matches.append((-titles, -score, d))
     matches.sort()
-    return len(matches), [d for _, d in matches[offset : offset + limit]]
+    return len(matches), [d for _, _, d in matches[offset : offset + limit]]
 
 
 @contextmanager

@@ -28,12 +28,24 @@ def test_ties_are_broken_by_position() -> None:
     assert searcher_for("en", docs).search("title", 0, 10) == (5, [0, 1, 2, 3, 4])
 
 
-def test_bm25_prefers_higher_frequency_and_tags_over_body() -> None:
+def test_bm25_prefers_higher_frequency_and_a_tag_over_one_body_mention() -> None:
+    # Bodies of a typical length (the reference length), so only the matches differ.
+    filler = " ".join(f"w{i}" for i in range(497))
     searcher = searcher_for(
         "en",
-        [doc("a", "", "solar"), doc("b", "", "solar solar solar"), doc("c", "", "x", ["solar"])],
+        [
+            doc("a", "", f"solar {filler}"),
+            doc("b", "", f"solar solar solar {filler}"),
+            doc("c", "", f"x {filler}", ["solar"]),
+        ],
     )
-    assert searcher.search("solar", 0, 10) == (3, [2, 1, 0])
+    assert searcher.search("solar", 0, 10) == (3, [1, 2, 0])
+
+
+def test_shorter_fields_weigh_a_match_more() -> None:
+    short = doc("a", "", "solar power")
+    long = doc("b", "", "solar " + " ".join(f"w{i}" for i in range(2000)))
+    assert searcher_for("en", [long, short]).search("solar", 0, 10) == (2, [1, 0])
 
 
 def test_pagination_and_huge_offsets() -> None:
@@ -150,9 +162,9 @@ def test_searcher_rejects_inconsistent_files() -> None:
     with pytest.raises(ValueError, match=layout.SCORES):
         Searcher("en", truncated)
     cjk = _files("ja", "日本経済新聞")
-    for name in (layout.TRIDOCS, layout.TRIPOSOFF, layout.TRIPOS):
+    for name in (layout.TRIDOCS, layout.TRICOUNT, layout.TRIPBASE, layout.TRIPOS):
         with pytest.raises(ValueError, match=name):
-            Searcher("ja", {**cjk, name: cjk[name][:-2]})
+            Searcher("ja", {**cjk, name: cjk[name][:-1]})
     meta = bytes(files[layout.META])
     for broken_meta in (
         meta.replace(f'"format":{layout.FORMAT_VERSION}'.encode(), b'"format":999'),

@@ -1,0 +1,376 @@
+"""Merging segments into one, in bounded memory (docs/publishing.md, "Merges").
+
+The merged segment holds the live documents of its inputs in list order. Nothing is analysed
+again: a posting's stored score depends on its own document only (app/search/layout.py), so
+merging is renumbering documents and regrouping postings by term. Postings are processed in
+batches of consecutive terms, each written out before the next is read, so memory follows the
+batch size, not the archive; article bytes are streamed the same way.
+"""
+
+from __future__ import annotations
+
+import itertools
+import mmap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import orjson
+
+from app.bundle import format as fmt
+from app.bundle.objects import ObjectEntry, ObjectStore, ObjectWriter, map_file
+from app.search import layout
+from app.search.indexer import index_meta, ragged_arange
+
+# Postings per merge batch: about 40 bytes each in flight, plus their positions.
+BATCH_POSTINGS = 4_000_000
+# Documents per batch when streaming article bytes.
+_DOC_BATCH = 4096
+
+
+class SegmentReader:
+    """Zero-copy numpy views of a stored segment's files."""
+
+    def __init__(self, store: ObjectStore, descriptor: dict[str, Any]) -> None:
+        self.descriptor = descriptor
+        self.docs: int = descriptor["docs"]
+        self._views = {name: map_file(store.path(obj)) for name, obj in descriptor["files"].items()}
+
+    def release(self) -> None:
+        """Drop the pages read so far from this process (they stay in the page cache): a merge
+        reads every input once, and its resident memory should follow its batch, not the
+        inputs' size."""
+        for view in self._views.values():
+            if view.nbytes and isinstance(view.obj, mmap.mmap):
+                view.obj.madvise(mmap.MADV_DONTNEED)
+
+    def raw(self, name: str) -> memoryview:
+        return self._views[name]
+
+    def array(self, name: str, dtype: str) -> np.ndarray:
+        return np.frombuffer(self._views[name], dtype=dtype)
+
+    def offsets(self, name: str) -> np.ndarray:
+        return self.array(name, "<u8")
+
+    def ids(self) -> list[bytes]:
+        blob, off = self.raw(fmt.SEG_IDS_BIN), self.offsets(fmt.SEG_IDS_OFF).tolist()
+        return [blob[off[i] : off[i + 1]].tobytes() for i in range(self.docs)]
+
+    def categories(self) -> list[str]:
+        names: list[str] = orjson.loads(self.raw(fmt.SEG_CATEGORIES))
+        return [names[i] for i in self.array(fmt.CATEGORY_OF, "<u4").tolist()]
+
+    def search_meta(self) -> dict[str, Any]:
+        return orjson.loads(self.raw(layout.META))
+
+
+@dataclass
+class _Postings:
+    """One input's view of a posting family, with its terms numbered in the merged space."""
+
+    term_map: np.ndarray  # int64, ascending: merged term number of each input term
+    ptr: np.ndarray  # uint32, input terms + 1
+    docs: np.ndarray
+    remap: np.ndarray  # int64: merged document of each input document, -1 if dropped
+    vals: np.ndarray | None = None  # float32 scores (scored family)
+    # Trigram family: occurrences per posting, where each term's occurrences start, and them.
+    counts: np.ndarray | None = None
+    base: np.ndarray | None = None
+    pos: np.ndarray | None = None
+
+
+def _merge_family(
+    inputs: list[_Postings],
+    n_terms: int,
+    doc_dtype: str,
+    release: Any,
+    docs_out: ObjectWriter,
+    vals_out: ObjectWriter | None,
+    counts_out: ObjectWriter | None = None,
+    pos_out: ObjectWriter | None = None,
+    pos_dtype: str = "<u2",
+    count_dtype: str = "<u1",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Writes the merged postings (grouped by term, documents ascending); returns (documents,
+    occurrences) per term."""
+    df = np.zeros(n_terms, dtype=np.int64)
+    occurrences = np.zeros(n_terms, dtype=np.int64)
+    if n_terms == 0:
+        return df, occurrences
+    estimate = np.zeros(n_terms, dtype=np.int64)
+    for p in inputs:
+        estimate += np.bincount(p.term_map, weights=np.diff(p.ptr), minlength=n_terms).astype(
+            np.int64
+        )
+    cum = np.cumsum(estimate)
+    cuts = np.searchsorted(cum, np.arange(BATCH_POSTINGS, int(cum[-1]), BATCH_POSTINGS))
+    bounds = [0, *sorted(set((cuts + 1).tolist()) - {0, n_terms}), n_terms]
+    for u0, u1 in itertools.pairwise(bounds):
+        keys, vals, npos, pos = [], [], [], []
+        for p in inputs:
+            a, b = np.searchsorted(p.term_map, [u0, u1])
+            if a == b:
+                continue
+            p0, p1 = int(p.ptr[a]), int(p.ptr[b])
+            counts = np.diff(p.ptr[a : b + 1].astype(np.int64))
+            terms = np.repeat(p.term_map[a:b] - u0, counts)
+            new = p.remap[p.docs[p0:p1]]
+            keep = new >= 0
+            keys.append(
+                (terms[keep].astype(np.uint64) << np.uint64(32)) | new[keep].astype(np.uint64)
+            )
+            if p.vals is not None:
+                vals.append(p.vals[p0:p1][keep])
+            if p.counts is not None and p.base is not None and p.pos is not None:
+                every = p.counts[p0:p1].astype(np.int64)
+                first = (int(p.base[a]) + np.cumsum(every) - every)[keep]
+                count = every[keep]
+                npos.append(count)
+                pos.append(p.pos[np.repeat(first, count) + ragged_arange(count)])
+        if not keys:
+            continue
+        key = np.concatenate(keys)
+        # Each input's run is already sorted: a stable sort merges the runs.
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        df[u0:u1] = np.bincount((key >> np.uint64(32)).astype(np.int64), minlength=u1 - u0)
+        docs_out.write((key & np.uint64(0xFFFFFFFF)).astype(doc_dtype).tobytes())
+        if vals_out is not None:
+            vals_out.write(np.concatenate(vals)[order].astype("<f4").tobytes())
+        if counts_out is not None and pos_out is not None:
+            counts = np.concatenate(npos)
+            blocks = np.cumsum(counts) - counts
+            all_pos = np.concatenate(pos)
+            counts = counts[order]
+            pos_out.write(
+                all_pos[np.repeat(blocks[order], counts) + ragged_arange(counts)]
+                .astype(pos_dtype)
+                .tobytes()
+            )
+            counts_out.write(counts.astype(count_dtype).tobytes())
+            occurrences[u0:u1] = np.bincount(
+                (key >> np.uint64(32)).astype(np.int64), weights=counts, minlength=u1 - u0
+            ).astype(np.int64)
+        release()
+    return df, occurrences
+
+
+def _put(
+    files: dict[str, str],
+    entries: dict[str, ObjectEntry],
+    name: str,
+    w: ObjectWriter,
+) -> None:
+    obj, entry = w.commit()
+    files[name] = obj
+    entries[obj] = entry
+
+
+def merge_segments(
+    store: ObjectStore,
+    language: str,
+    inputs: Sequence[tuple[dict[str, Any], np.ndarray]],
+) -> tuple[dict[str, Any], dict[str, ObjectEntry]]:
+    """Merge (segment descriptor, sorted deleted local documents) pairs into one segment;
+    returns its descriptor and its objects' entries."""
+    readers = [SegmentReader(store, desc) for desc, _ in inputs]
+    # -- the merged document order: live documents in list order -----------------------
+    rows = []  # (-published, id, input, local)
+    for s, (reader, (_, deleted)) in enumerate(zip(readers, inputs, strict=True)):
+        live = np.ones(reader.docs, dtype=bool)
+        live[deleted] = False
+        published = reader.array(fmt.PUBLISHED, "<i8").tolist()
+        ids = reader.ids()
+        rows.extend((-published[i], ids[i], s, i) for i in np.flatnonzero(live).tolist())
+    if any(rows[i] > rows[i + 1] for i in range(len(rows) - 1)):
+        rows.sort()
+    n = len(rows)
+    remaps = [np.full(r.docs, -1, dtype=np.int64) for r in readers]
+    for new, (_, _, s, i) in enumerate(rows):
+        remaps[s][i] = new
+    files: dict[str, str] = {}
+    entries: dict[str, ObjectEntry] = {}
+
+    # -- per-document files ----------------------------------------------------------------
+    def records(name_bin: str, name_off: str) -> None:
+        with store.writer() as blob, store.writer() as offw:
+            offsets = [0]
+            for start in range(0, n, _DOC_BATCH):
+                parts = []
+                for _, _, s, i in rows[start : start + _DOC_BATCH]:
+                    off = readers[s].offsets(name_off)
+                    parts.append(readers[s].raw(name_bin)[int(off[i]) : int(off[i + 1]) - 1])
+                for part in parts:
+                    offsets.append(offsets[-1] + len(part) + 1)
+                chunk = b",".join(parts)
+                blob.write(chunk if start == 0 else b"," + chunk if chunk else b"")
+                del parts, chunk
+                for reader in readers:
+                    reader.release()
+            offw.write(np.asarray(offsets, dtype="<u8").tobytes())
+            _put(files, entries, name_bin, blob)
+            _put(files, entries, name_off, offw)
+
+    records(fmt.ARTICLES_BIN, fmt.ARTICLES_OFF)
+    records(fmt.SUMMARIES_BIN, fmt.SUMMARIES_OFF)
+
+    def fixed(name: str, width: int) -> None:
+        with store.writer() as w:
+            for start in range(0, n, _DOC_BATCH):
+                w.write(
+                    b"".join(
+                        readers[s].raw(name)[i * width : (i + 1) * width]
+                        for _, _, s, i in rows[start : start + _DOC_BATCH]
+                    )
+                )
+            _put(files, entries, name, w)
+
+    fixed(fmt.ETAGS_BIN, fmt.ETAG_BYTES)
+    fixed(fmt.PUBLISHED, 8)
+    fixed(fmt.LINES, fmt.LINE_HASH_BYTES)
+    ids = [row[1] for row in rows]
+    ids_off = np.concatenate(([0], np.cumsum([len(i) for i in ids], dtype=np.int64)))
+    for name, data in (
+        (fmt.SEG_IDS_BIN, b"".join(ids)),
+        (fmt.SEG_IDS_OFF, ids_off.astype("<u8").tobytes()),
+    ):
+        obj, entry = store.put(data)
+        files[name], entries[obj] = obj, entry
+    categories = [r.categories() for r in readers]
+    names = sorted({c for cats in categories for c in cats} if n else set())
+    number = {name: i for i, name in enumerate(names)}
+    for name, data in (
+        (fmt.SEG_CATEGORIES, orjson.dumps(names)),
+        (
+            fmt.CATEGORY_OF,
+            np.asarray([number[categories[s][i]] for _, _, s, i in rows], dtype="<u4").tobytes(),
+        ),
+    ):
+        obj, entry = store.put(data)
+        files[name], entries[obj] = obj, entry
+
+    _merge_index(store, language, readers, remaps, n, files, entries)
+    return {"docs": n, "files": files}, entries
+
+
+def _merge_index(
+    store: ObjectStore,
+    language: str,
+    readers: list[SegmentReader],
+    remaps: list[np.ndarray],
+    n: int,
+    files: dict[str, str],
+    entries: dict[str, ObjectEntry],
+) -> None:
+    metas = [r.search_meta() for r in readers]
+
+    def release() -> None:
+        for reader in readers:
+            reader.release()
+
+    words = []
+    for r, meta in zip(readers, metas, strict=True):
+        blob, off = r.raw(layout.WORDS), r.array(layout.WORDOFF, "<u4").tolist()
+        words.append([blob[off[i] : off[i + 1]].tobytes() for i in range(meta["words"])])
+    out_words = sorted(set().union(*words))
+    word_number = {w: i for i, w in enumerate(out_words)}
+    unis = [r.array(layout.UNIGRAMS, "<u4") for r in readers]
+    bis = [r.array(layout.BIGRAMS, "<u8") for r in readers]
+    tris = [r.array(layout.TRIGRAMS, "<u8") for r in readers]
+    out_uni = np.unique(np.concatenate([np.zeros(0, "<u4"), *unis]))
+    out_bi = np.unique(np.concatenate([np.zeros(0, "<u8"), *bis]))
+    out_tri = np.unique(np.concatenate([np.zeros(0, "<u8"), *tris]))
+    nw, nu, nb = len(out_words), out_uni.size, out_bi.size
+    doc_type = "H" if n <= layout.SHORT_DOC_LIMIT else "I"
+    doc_dtype = "<u2" if doc_type == "H" else "<u4"
+    pos_type = "I" if any(m["pos_type"] == "I" for m in metas) else "H"
+    count_type = max((m["count_type"] for m in metas), key="BHI".index, default="B")
+
+    scored, trigram = [], []
+    for r, meta, w, u, b, t, remap in zip(
+        readers, metas, words, unis, bis, tris, remaps, strict=True
+    ):
+        in_docs = "<u2" if meta["doc_type"] == "H" else "<u4"
+        term_map = np.concatenate(
+            (
+                np.fromiter((word_number[x] for x in w), dtype=np.int64, count=len(w)),
+                nw + np.searchsorted(out_uni, u).astype(np.int64),
+                nw + nu + np.searchsorted(out_bi, b).astype(np.int64),
+            )
+        )
+        scored.append(
+            _Postings(
+                term_map,
+                r.array(layout.PTR, "<u4"),
+                r.array(layout.DOCS, in_docs),
+                remap,
+                vals=r.array(layout.SCORES, "<f4"),
+            )
+        )
+        trigram.append(
+            _Postings(
+                np.searchsorted(out_tri, t).astype(np.int64),
+                r.array(layout.TRIPTR, "<u4"),
+                r.array(layout.TRIDOCS, in_docs),
+                remap,
+                counts=r.array(layout.TRICOUNT, layout.NUMPY_TYPES[meta["count_type"]]),
+                base=r.array(layout.TRIPBASE, "<u4"),
+                pos=r.array(layout.TRIPOS, "<u2" if meta["pos_type"] == "H" else "<u4"),
+            )
+        )
+    with store.writer() as docs_w, store.writer() as scores_w:
+        df, _ = _merge_family(scored, nw + nu + nb, doc_dtype, release, docs_w, scores_w)
+        _put(files, entries, layout.DOCS, docs_w)
+        _put(files, entries, layout.SCORES, scores_w)
+    with store.writer() as tdocs_w, store.writer() as counts_w, store.writer() as pos_w:
+        tri_df, occurrences = _merge_family(
+            trigram,
+            out_tri.size,
+            doc_dtype,
+            release,
+            tdocs_w,
+            None,
+            counts_w,
+            pos_w,
+            "<u2" if pos_type == "H" else "<u4",
+            layout.NUMPY_TYPES[count_type],
+        )
+        positions = int(occurrences.sum())
+        _put(files, entries, layout.TRIDOCS, tdocs_w)
+        _put(files, entries, layout.TRICOUNT, counts_w)
+        _put(files, entries, layout.TRIPOS, pos_w)
+    tripbase = np.concatenate(([0], np.cumsum(occurrences)))
+    ptr = np.concatenate(([0], np.cumsum(df)))
+    triptr = np.concatenate(([0], np.cumsum(tri_df)))
+    if max(int(ptr[-1]), int(triptr[-1]), positions) >= 1 << 32:
+        raise ValueError("index too large for 32-bit offsets")
+    encoded = b"".join(out_words)
+    wordoff = np.concatenate(([0], np.cumsum([len(x) for x in out_words], dtype=np.int64)))
+    meta = index_meta(
+        language,
+        n,
+        words=nw,
+        unigrams=int(nu),
+        bigrams=int(nb),
+        trigrams=int(out_tri.size),
+        trigram_postings=int(triptr[-1]),
+        postings=int(ptr[-1]),
+        trigram_positions=positions,
+        pos_type=pos_type,
+        count_type=count_type,
+    )
+    for name, data in (
+        (layout.META, meta),
+        (layout.WORDS, encoded),
+        (layout.WORDOFF, wordoff.astype("<u4").tobytes()),
+        (layout.UNIGRAMS, out_uni.astype("<u4").tobytes()),
+        (layout.BIGRAMS, out_bi.astype("<u8").tobytes()),
+        (layout.PTR, ptr.astype("<u4").tobytes()),
+        (layout.TRIGRAMS, out_tri.astype("<u8").tobytes()),
+        (layout.TRIPTR, triptr.astype("<u4").tobytes()),
+        (layout.TRIPBASE, tripbase.astype("<u4").tobytes()),
+    ):
+        obj, entry = store.put(data)
+        files[name], entries[obj] = obj, entry

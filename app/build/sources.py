@@ -1,0 +1,322 @@
+"""Reading the source tree for a build: which articles are new, changed, kept or gone.
+
+Every non-blank source line is identified by a 128-bit hash of its bytes (xxHash XXH3). A line
+whose hash is the source line of an article already in the bundle is that article, unchanged,
+and is not parsed again; only the other lines are parsed and validated (app.build.records).
+A file whose path, size and modification time match the previous build is not even read: its
+line hashes come from the build state. So a publish costs what changed, not the archive.
+
+The scan keeps no article text in memory: a new article is remembered by where its line is
+(file, offset, length) and the few fields that decide its place in the bundle.
+"""
+
+from __future__ import annotations
+
+import itertools
+import mmap
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import xxhash
+
+from app.build.compile import epoch_micros
+from app.build.records import (
+    MAX_REPORTED_ERRORS,
+    Article,
+    RecordError,
+    SourceError,
+    parse_record,
+    source_files,
+)
+from app.bundle.reader import SortedIds
+from app.languages import LANGUAGES
+
+# One (line number, hash) record per non-blank line of a source file, kept in the build state.
+LINE_RECORD = np.dtype([("line", "<u4"), ("hash", "V16")])
+
+
+def line_hash(line: bytes | memoryview) -> bytes:
+    return xxhash.xxh3_128_digest(line)
+
+
+@dataclass(frozen=True, slots=True)
+class NewArticle:
+    """A new or changed article: where its line is, and what orders it."""
+
+    path: Path
+    offset: int
+    length: int
+    line: int
+    hash: bytes
+    language: str
+    id: str
+    published: int  # microseconds since the epoch
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def read(self, fh: Any) -> Article:
+        """Parse the line again (the scan validated it) from an open file of `path`."""
+        fh.seek(self.offset)
+        return parse_record(orjson.loads(fh.read(self.length)), self.where)
+
+
+class NewArticles:
+    """One language's new or changed articles, kept compactly (about 60 bytes each) so that a
+    from-scratch build of a large archive does not hold an object per article."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.published = array("q")
+        self.file = array("i")
+        self.offset = array("q")
+        self.length = array("q")
+        self.line = array("i")
+        self.hashes = bytearray()
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def add(
+        self, file: int, offset: int, length: int, line: int, digest: bytes, article: Article
+    ) -> None:
+        self.ids.append(article.id)
+        self.published.append(epoch_micros(article.published))
+        self.file.append(file)
+        self.offset.append(offset)
+        self.length.append(length)
+        self.line.append(line)
+        self.hashes += digest
+
+    def get(self, i: int, paths: list[Path], language: str) -> NewArticle:
+        return NewArticle(
+            paths[self.file[i]],
+            self.offset[i],
+            self.length[i],
+            self.line[i],
+            bytes(self.hashes[i * 16 : i * 16 + 16]),
+            language,
+            self.ids[i],
+            self.published[i],
+        )
+
+    def list_order(self) -> list[int]:
+        """Indexes in list order: published_at descending, then id ascending."""
+        return sorted(range(len(self.ids)), key=lambda i: (-self.published[i], self.ids[i]))
+
+
+@dataclass
+class Previous:
+    """What the bundle being updated serves: for every article, its source line hash, its
+    language and gid; each language's ids; and the build state of each source file."""
+
+    keys: np.ndarray  # uint64: first 8 bytes of each line hash, sorted
+    hashes: np.ndarray  # the full 16-byte hashes, in the order of keys
+    languages: np.ndarray  # int64 index into LANGUAGES, in the order of keys
+    refs: np.ndarray  # int64 gid, in the order of keys
+    ids: dict[str, SortedIds]
+    files: dict[str, dict[str, Any]]  # relative path -> {"size", "mtime_ns", "lines": records}
+    sizes: dict[str, int] = field(default_factory=dict)  # gids per language (deleted included)
+
+    @classmethod
+    def empty(cls) -> Previous:
+        none = np.zeros(0, dtype=np.int64)
+        return cls(none.astype(np.uint64), none, none, none, {}, {})
+
+    def find(self, digest: bytes) -> tuple[str, int] | None:
+        key = np.frombuffer(digest[:8], dtype="<u8")[0]
+        i = int(np.searchsorted(self.keys, key))
+        while i < self.keys.size and self.keys[i] == key:
+            if self.hashes[i].tobytes() == digest:
+                return LANGUAGES[int(self.languages[i])], int(self.refs[i])
+            i += 1
+        return None
+
+    def find_all(self, digests: list[bytes]) -> list[tuple[str, int] | None]:
+        """find() for many lines at once (vectorised; the scalar path only on a prefix tie)."""
+        if not digests or not self.keys.size:
+            return [None] * len(digests)
+        wanted = np.frombuffer(b"".join(digests), dtype=self.hashes.dtype)
+        keys = np.frombuffer(wanted.tobytes(), dtype="<u8")[::2]
+        at = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
+        hit = self.hashes[at] == wanted
+        prefix = (self.keys[at] == keys) & ~hit
+        langs, gids = self.languages[at].tolist(), self.refs[at].tolist()
+        out: list[tuple[str, int] | None] = [
+            (LANGUAGES[lang], gid) if h else None
+            for lang, gid, h in zip(langs, gids, hit.tolist(), strict=True)
+        ]
+        for i in np.flatnonzero(prefix).tolist():
+            out[i] = self.find(digests[i])
+        return out
+
+    def gid_of(self, language: str, article_id: str) -> int | None:
+        index = self.ids.get(language)
+        return index.get(article_id) if index is not None else None
+
+
+@dataclass
+class Scan:
+    """The outcome of reading the sources against the previous bundle."""
+
+    paths: list[Path] = field(default_factory=list)  # the source files, in reading order
+    new: dict[str, NewArticles] = field(default_factory=dict)  # per language
+    kept: dict[str, np.ndarray] = field(default_factory=dict)  # per language: bool per gid
+    replaced: dict[str, set[int]] = field(default_factory=dict)  # gids with a new version
+    files: list[dict[str, Any]] = field(default_factory=list)  # the new build state's files
+    lines: dict[str, np.ndarray] = field(default_factory=dict)  # relative path -> records
+    problems: list[str] = field(default_factory=list)
+
+    def problem(self, where: str, field_name: str | None, message: str) -> None:
+        self.problems.append(
+            f"{where}: field '{field_name}': {message}" if field_name else f"{where}: {message}"
+        )
+        if len(self.problems) >= MAX_REPORTED_ERRORS:
+            self.problems.append(f"(stopped after {MAX_REPORTED_ERRORS} problems)")
+            raise SourceError(self.problems)
+
+    def where(self, file: int, line: int) -> str:
+        return f"{self.paths[file]}:{line}"
+
+
+def _file_lines(path: Path) -> list[tuple[int, int, int, bytes]]:
+    """(line number, offset, length, hash) of each non-blank line; reads through mmap, so a
+    large file is hashed without copying it."""
+    out: list[tuple[int, int, int, bytes]] = []
+    with path.open("rb") as fh:
+        size = fh.seek(0, 2)
+        if size == 0:
+            return out
+        with (
+            mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data,
+            memoryview(data) as view,
+        ):
+            pos, number = 0, 0
+            while pos < size:
+                end = data.find(b"\n", pos)
+                if end < 0:
+                    end = size
+                number += 1
+                with view[pos:end] as line:
+                    if bytes(line[:64]).strip() or bytes(line).strip():  # blank: ignored
+                        out.append((number, pos, end - pos, line_hash(line)))
+                pos = end + 1
+    return out
+
+
+def scan(src: Path, previous: Previous) -> Scan:
+    """Read `src` against `previous`; raises SourceError with every problem (up to 100)."""
+    if not src.is_dir():
+        raise SourceError([f"{src}: source directory does not exist"])
+    paths = source_files(src)
+    if not paths:
+        raise SourceError([f"{src}: no *.jsonl files found"])
+    result = Scan(paths=paths)
+    # Where each kept article's line is: file << 32 | line, per language and gid (0: not seen).
+    kept_at = {lang: np.zeros(previous.sizes.get(lang, 0), dtype=np.int64) for lang in LANGUAGES}
+    for file, path in enumerate(paths):
+        rel = path.relative_to(src).as_posix()
+        st = path.stat()
+        state = previous.files.get(rel)
+        if state and state["size"] == st.st_size and state["mtime_ns"] == st.st_mtime_ns:
+            records = state["lines"]  # unchanged file: every line is a kept article
+            lines = [(int(r["line"]), -1, -1, bytes(r["hash"])) for r in records]
+        else:
+            lines = _file_lines(path)
+            records = np.array([(n, h) for n, _, _, h in lines], dtype=LINE_RECORD)
+        result.files.append({"path": rel, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+        result.lines[rel] = records
+        to_parse = []
+        refs = previous.find_all([digest for _, _, _, digest in lines])
+        for (number, offset, length, digest), ref in zip(lines, refs, strict=True):
+            if ref is None:
+                to_parse.append((number, offset, length, digest))
+                continue
+            seen = kept_at[ref[0]]
+            if seen[ref[1]]:
+                first = int(seen[ref[1]])
+                same = result.where(first >> 32, first & 0xFFFFFFFF)
+                result.problem(
+                    result.where(file, number), "id", f"duplicate line, the same article as {same}"
+                )
+                continue
+            seen[ref[1]] = file << 32 | number
+        if to_parse:
+            _parse_lines(file, to_parse, result)
+        del lines, refs, to_parse
+    result.kept = {lang: at != 0 for lang, at in kept_at.items()}
+    _duplicates(result)
+    _resolve(result, previous, kept_at)
+    if result.problems:
+        raise SourceError(result.problems)
+    return result
+
+
+def _parse_lines(file: int, lines: list[tuple[int, int, int, bytes]], result: Scan) -> None:
+    with result.paths[file].open("rb") as fh:
+        for number, offset, length, digest in lines:
+            where = result.where(file, number)
+            fh.seek(offset)
+            try:
+                article = parse_record(orjson.loads(fh.read(length)), where)
+            except orjson.JSONDecodeError as exc:
+                result.problem(where, None, f"invalid JSON: {exc}")
+                continue
+            except RecordError as exc:
+                result.problem(where, exc.field, exc.message)
+                continue
+            new = result.new.get(article.language)
+            if new is None:
+                new = result.new[article.language] = NewArticles()
+            new.add(file, offset, length, number, digest, article)
+
+
+def _duplicates(result: Scan) -> None:
+    """An id given twice among the new lines: every copy after the first is a problem."""
+    problems = []
+    for language, new in result.new.items():
+        by_id = sorted(range(len(new)), key=lambda i: (new.ids[i], new.file[i], new.line[i]))
+        for a, b in itertools.pairwise(by_id):
+            if new.ids[a] == new.ids[b]:
+                first = next(i for i in by_id if new.ids[i] == new.ids[a])
+                problems.append(
+                    (
+                        new.file[b],
+                        new.line[b],
+                        f"duplicate id {new.ids[b]!r} in language {language!r} (first at "
+                        f"{result.where(new.file[first], new.line[first])})",
+                    )
+                )
+    for file, line, message in sorted(problems):
+        result.problem(result.where(file, line), "id", message)
+
+
+def _resolve(result: Scan, previous: Previous, kept_at: dict[str, np.ndarray]) -> None:
+    """A new article whose id is already served replaces it, unless that article's own line
+    is still in the sources: then the id is there twice."""
+    for language, new in result.new.items():
+        for i, article_id in enumerate(new.ids):
+            gid = previous.gid_of(language, article_id)
+            if gid is None:
+                continue
+            first = int(kept_at[language][gid])
+            if first:
+                result.problem(
+                    result.where(new.file[i], new.line[i]),
+                    "id",
+                    f"duplicate id {article_id!r} in language {language!r} "
+                    f"(first at {result.where(first >> 32, first & 0xFFFFFFFF)})",
+                )
+            else:
+                result.replaced.setdefault(language, set()).add(gid)
+
+
+def line_records(data: bytes) -> np.ndarray:
+    if len(data) % LINE_RECORD.itemsize:
+        raise ValueError("build state line records are truncated")
+    return np.frombuffer(data, dtype=LINE_RECORD)

@@ -1,0 +1,449 @@
+"""Publishing benchmark: full build, publish, retract and switch costs at archive scale.
+
+    python bench/publish.py --per-language 100000 [--corpus DIR] [--work DIR] [--json OUT]
+
+Measures, on this machine, with the real commands (docs/publishing.md):
+
+* a from-scratch build: wall time, peak RSS (summed over the builder's process tree,
+  sampled every 20 ms), bundle size against source size;
+* server start-up (gunicorn, warm page cache): process start to the first 200 from /ready;
+* publishing 100 new articles end to end: the incremental build, install_bundle.py into the
+  served directory, and until the running server answers with the new bundle; bytes shipped;
+* retracting one article end to end, the same way, until the article answers 404;
+* the switch under load: `wrk -c8` on `latest` during a publish against the same run in a
+  steady state (p50, p99, max).
+
+The corpus comes from bench/gen_corpus.py (generated when missing; never committed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import http.client
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+PY = str(ROOT / ".venv" / "bin" / "python")
+sys.path.insert(0, str(BENCH))
+import gen_corpus  # noqa: E402  (a sibling script, not a package)
+import sections  # noqa: E402
+
+
+def tree_memory(pid: int) -> tuple[int, int]:
+    """(largest RSS of one process, summed PSS) of a process and all its descendants, in
+    bytes. PSS splits pages shared after fork between the processes sharing them, so the sum
+    is the memory the build really holds; summed RSS would count shared pages repeatedly."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    largest, pss, todo = 0, 0, [pid]
+    while todo:
+        p = todo.pop()
+        todo.extend(children.get(p, []))
+        with contextlib.suppress(OSError, ValueError):
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Rss:"):
+                    largest = max(largest, int(line.split()[1]) * 1024)
+                elif line.startswith("Pss:"):
+                    pss += int(line.split()[1]) * 1024
+    return largest, pss
+
+
+def run_measured(cmd: list[str], sample: bool = True) -> tuple[float, dict[str, int], str]:
+    """(seconds, peak memory {"rss": largest process, "pss": whole tree}, stdout) of a
+    command; fails loudly. A forkserver started by the command is one of its descendants."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    peak = {"rss": 0, "pss": 0}
+    while proc.poll() is None:
+        if sample:
+            rss, pss = tree_memory(proc.pid)
+            peak = {"rss": max(peak["rss"], rss), "pss": max(peak["pss"], pss)}
+        time.sleep(0.05)
+    out, err = proc.communicate()
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{err}")
+    return elapsed, peak, out
+
+
+def size_of(path: Path, pattern: str = "*") -> int:
+    return sum(p.stat().st_size for p in path.rglob(pattern) if p.is_file())
+
+
+def bundle_size(bundle: Path) -> int:
+    return (bundle / "manifest.json").stat().st_size + size_of(bundle / "objects")
+
+
+def get(port: int, path: str) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+def wait_for(check: Any, timeout: float = 120.0, every: float = 0.005) -> float:
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        with contextlib.suppress(OSError):
+            if check():
+                return time.perf_counter() - started
+        time.sleep(every)
+    raise RuntimeError("timed out")
+
+
+@functools.cache
+def _vocab(lang: str) -> Any:
+    return gen_corpus.vocab_for(lang)  # slow to make: once per language and process
+
+
+def fresh_articles(count: int, batch: int, seed: int = 7) -> list[dict[str, Any]]:
+    """`count` new articles spread over the nine languages, newer than the whole corpus."""
+    rng = random.Random(f"publish-{seed}-{batch}")
+    out = []
+    for i in range(count):
+        lang = gen_corpus.LANGUAGES[i % len(gen_corpus.LANGUAGES)]
+        v = _vocab(lang)
+        record = gen_corpus.article(
+            rng, lang, v, i, f"{lang}-pub{batch}-{i}", gen_corpus.categories_for(lang, 1)
+        )
+        when = gen_corpus.YEAR_START + timedelta(days=366, minutes=batch * 200 + i)
+        record["published_at"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+        record.pop("updated_at", None)
+        out.append(record)
+    return out
+
+
+def wrk(port: int, urls: Path, seconds: int) -> dict[str, float]:
+    script = BENCH / "wrk" / "cycle.lua"
+    proc = subprocess.run(
+        [
+            "wrk",
+            "-t2",
+            "-c8",
+            f"-d{seconds}s",
+            "--latency",
+            "-s",
+            str(script),
+            f"http://127.0.0.1:{port}",
+            "--",
+            str(urls),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    text = proc.stdout
+
+    def ms(value: str) -> float:
+        number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", value).groups()  # type: ignore[union-attr]
+        return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+    latency = re.search(r"Latency\s+(\S+)\s+(\S+)\s+(\S+)", text)
+    p50 = re.search(r"^\s+50%\s+(\S+)", text, re.MULTILINE)
+    p99 = re.search(r"^\s+99%\s+(\S+)", text, re.MULTILINE)
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    socket = re.search(r"Socket errors: (.*)", text)
+    assert latency and p50 and p99 and rps, text
+    return {
+        "rps": float(rps.group(1)),
+        "p50_ms": ms(p50.group(1)),
+        "p99_ms": ms(p99.group(1)),
+        "max_ms": ms(latency.group(3)),
+        "non_2xx": int(errors.group(1)) if errors else 0,
+        "socket_errors": socket.group(1) if socket else "",
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-language", type=int, default=100_000)
+    parser.add_argument("--corpus", type=Path, help="source directory (default: generated)")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/news-bench-publish"))
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--load-seconds", type=int, default=10)
+    parser.add_argument(
+        "--render", type=Path, help="only write the docs section from this figures JSON"
+    )
+    parser.add_argument("--docs", action="store_true", help="write docs/benchmarks.md")
+    args = parser.parse_args(argv)
+    if args.render:
+        render(
+            json.loads(args.render.read_text()),
+            " ".join(["python bench/publish.py", *(argv or sys.argv[1:])]),
+        )
+        return 0
+    work: Path = args.work
+    corpus = args.corpus or work / f"corpus-{args.per_language}"
+    if not (corpus / "ko.jsonl").is_file():
+        print(f"generating {args.per_language} articles per language in {corpus}", file=sys.stderr)
+        subprocess.run(
+            [
+                PY,
+                str(BENCH / "gen_corpus.py"),
+                "--out",
+                str(corpus),
+                "--per-language",
+                str(args.per_language),
+            ],
+            check=True,
+        )
+    src, built, served = work / "src", work / "built", work / "served"
+    for path in (src, built, served):
+        shutil.rmtree(path, ignore_errors=True)
+    src.mkdir(parents=True)
+    for path in corpus.glob("*.jsonl"):
+        os.link(path, src / path.name)  # the same bytes, no copy
+    figures: dict[str, Any] = {"per_language": args.per_language, "machine_cpus": os.cpu_count()}
+    source_bytes = size_of(src, "*.jsonl")
+
+    seconds, peak, out = run_measured(
+        [PY, "scripts/build_bundles.py", "--src", str(src), "--out", str(built), "--full"]
+    )
+    figures["full_build"] = {
+        "seconds": round(seconds, 1),
+        "peak_largest_rss_mb": round(peak["rss"] / 2**20),
+        "peak_total_pss_mb": round(peak["pss"] / 2**20),
+        "source_mb": round(source_bytes / 2**20),
+        "bundle_mb": round(bundle_size(built) / 2**20),
+        "bundle_to_source": round(bundle_size(built) / source_bytes, 2),
+        "output": out.strip(),
+    }
+    print(json.dumps(figures["full_build"]), file=sys.stderr)
+    subprocess.run([PY, "scripts/install_bundle.py", str(built), str(served)], check=True, cwd=ROOT)
+
+    port = 18123
+    env = {
+        **os.environ,
+        "NEWS_BUNDLE_DIR": str(served),
+        "NEWS_BIND": f"127.0.0.1:{port}",
+        "NEWS_COMMENTS_DSN": f"sqlite:///{work / 'comments.sqlite3'}",
+        "WEB_CONCURRENCY": "2",
+        "NEWS_LOG_LEVEL": "warning",
+    }
+    for _ in range(2):  # the second start has a warm page cache
+        started = time.perf_counter()
+        server = subprocess.Popen(
+            [str(ROOT / ".venv/bin/gunicorn"), "-c", "app/gunicorn_conf.py", "app.wsgi:app"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        wait_for(lambda: get(port, "/ready")[0] == 200)
+        startup = time.perf_counter() - started
+        if _ == 0:
+            os.killpg(server.pid, 15)
+            server.wait()
+    figures["startup_seconds_warm"] = round(startup, 2)
+    try:
+        latest_urls = work / "latest.txt"
+        latest_urls.write_text(
+            "\n".join(f"/api/v1/{lang}/articles/latest?limit=10" for lang in gen_corpus.LANGUAGES)
+            + "\n"
+        )
+
+        def ready_id() -> str:
+            return orjson.loads(get(port, "/ready")[1])["bundle"]
+
+        def publish(batch: int, load: bool = False) -> dict[str, Any]:
+            path = src / f"publish-{batch}.jsonl"
+            path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in fresh_articles(100, batch)))
+            started = time.perf_counter()
+            b_seconds, b_peak, _ = run_measured(
+                [PY, "scripts/build_bundles.py", "--src", str(src), "--out", str(built)]
+            )
+            i_seconds, _, i_out = run_measured(
+                [PY, "scripts/install_bundle.py", str(built), str(served)], sample=False
+            )
+            new_id = json.loads((built / "manifest.json").read_bytes())["bundle_id"]
+            wait_for(lambda: all(ready_id() == new_id for _ in range(10)))
+            shipped = int(re.search(r"objects, (\d+) bytes", i_out).group(1))  # type: ignore[union-attr]
+            return {
+                "end_to_end_seconds": round(time.perf_counter() - started, 2),
+                "build_seconds": round(b_seconds, 2),
+                "build_peak_total_pss_mb": round(b_peak["pss"] / 2**20),
+                "install_seconds": round(i_seconds, 2),
+                "bytes_shipped": shipped,
+            }
+
+        figures["publish_100"] = [publish(batch) for batch in range(3)]
+        # Retract one article: its line leaves the source (here: the first line of fr.jsonl).
+        lines = (src / "fr.jsonl").read_bytes().split(b"\n", 1)
+        victim = orjson.loads(lines[0])["id"]
+        (src / "fr.jsonl").unlink()  # a hard link to the corpus: write a new file instead
+        (src / "fr.jsonl").write_bytes(lines[1])
+        started = time.perf_counter()
+        run_measured([PY, "scripts/build_bundles.py", "--src", str(src), "--out", str(built)])
+        _, _, i_out = run_measured([PY, "scripts/install_bundle.py", str(built), str(served)])
+        path = f"/api/v1/fr/articles/{victim}"
+        wait_for(lambda: all(get(port, path)[0] == 404 for _ in range(10)))
+        figures["retract_1"] = {
+            "end_to_end_seconds": round(time.perf_counter() - started, 2),
+            "bytes_shipped": int(re.search(r"objects, (\d+) bytes", i_out).group(1)),  # type: ignore[union-attr]
+        }
+        # The switch under load: the same wrk run, steady, across an install and switch (the
+        # build ran before, as it does in CI), and across a whole publish with its build on
+        # this same 2-core machine (its CPU then competes with the server's).
+        seconds = args.load_seconds
+
+        def under_load(action: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+            result: dict[str, Any] = {}
+            thread = threading.Thread(target=lambda: result.update(wrk(port, latest_urls, seconds)))
+            thread.start()
+            time.sleep(seconds / 4)
+            done = action()
+            thread.join()
+            return result, done
+
+        figures["steady_latest"] = wrk(port, latest_urls, seconds)
+        path = src / "publish-98.jsonl"
+        path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in fresh_articles(100, 98)))
+        run_measured([PY, "scripts/build_bundles.py", "--src", str(src), "--out", str(built)])
+        new_id = json.loads((built / "manifest.json").read_bytes())["bundle_id"]
+
+        def install_and_switch() -> dict[str, Any]:
+            started = time.perf_counter()
+            run_measured([PY, "scripts/install_bundle.py", str(built), str(served)], sample=False)
+            wait_for(lambda: all(ready_id() == new_id for _ in range(10)))
+            return {"seconds": round(time.perf_counter() - started, 2)}
+
+        figures["latest_during_switch"], figures["switch"] = under_load(install_and_switch)
+        figures["latest_during_publish"], figures["publish_under_load"] = under_load(
+            lambda: publish(99)
+        )
+    finally:
+        os.killpg(server.pid, 15)
+        server.wait()
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    if args.docs:
+        render(figures, " ".join(["python bench/publish.py", *(argv or sys.argv[1:])]))
+    return 0
+
+
+def render(f: dict[str, Any], command: str) -> None:
+    """The docs/benchmarks.md section of one run, every figure beside its target."""
+    n = f["per_language"]
+    full = f["full_build"]
+    pubs = f["publish_100"]
+    during, steady = f.get("latest_during_switch") or {}, f["steady_latest"]
+    whole = f.get("latest_during_publish") or {}
+
+    def ok(good: bool) -> str:
+        return "met" if good else "**not met**"
+
+    rows = [
+        ("full build, wall time", f"{full['seconds']:.0f} s", "< 600 s", full["seconds"] < 600),
+        (
+            "full build, peak memory (summed PSS of the process tree; largest single RSS)",
+            f"{full['peak_total_pss_mb']} MB; {full['peak_largest_rss_mb']} MB",
+            "< 2,048 MB",
+            full["peak_total_pss_mb"] < 2048,
+        ),
+        (
+            "bundle size / source JSONL",
+            f"{full['bundle_mb']} MB / {full['source_mb']} MB = {full['bundle_to_source']}x",
+            "<= 2x",
+            full["bundle_to_source"] <= 2,
+        ),
+        (
+            "start-up to /ready (gunicorn, warm page cache)",
+            f"{f['startup_seconds_warm']} s",
+            "< 2 s",
+            f["startup_seconds_warm"] < 2,
+        ),
+        (
+            "publish 100 articles end to end (build, install, served), 3 runs",
+            ", ".join(f"{p['end_to_end_seconds']} s" for p in pubs),
+            "< 10 s",
+            max(p["end_to_end_seconds"] for p in pubs) < 10,
+        ),
+        (
+            "of which the incremental build",
+            ", ".join(f"{p['build_seconds']} s" for p in pubs),
+            "",
+            None,
+        ),
+        (
+            "bytes shipped by install_bundle.py per publish",
+            ", ".join(f"{p['bytes_shipped'] / 1e6:.1f} MB" for p in pubs),
+            "not the archive",
+            None,
+        ),
+        (
+            "retract 1 article end to end (until 404)",
+            f"{f['retract_1']['end_to_end_seconds']} s",
+            "< 10 s",
+            f["retract_1"]["end_to_end_seconds"] < 10,
+        ),
+    ]
+    if during:
+        rows += [
+            (
+                "latest under wrk -c8, p99: steady / during install and switch",
+                f"{steady['p99_ms']:.2f} ms / {during['p99_ms']:.2f} ms",
+                "<= 2x steady",
+                during["p99_ms"] <= 2 * steady["p99_ms"],
+            ),
+            (
+                "latest under wrk -c8, slowest request during install and switch",
+                f"{during['max_ms']:.1f} ms (steady: {steady['max_ms']:.1f} ms)",
+                "< 100 ms",
+                during["max_ms"] < 100,
+            ),
+        ]
+    if whole:
+        rows.append(
+            (
+                "the same, with the build on this machine too: p99, slowest",
+                f"{whole['p99_ms']:.2f} ms, {whole['max_ms']:.1f} ms",
+                "(in production the build runs in CI)",
+                None,
+            )
+        )
+    lines = [
+        f"## Publishing at 9 x {n:,} articles",
+        "",
+        f"`{command}` on this machine ({f['machine_cpus']} cores); "
+        "how publishing works: [publishing.md](publishing.md).",
+        "",
+        "| figure | measured | target | |",
+        "|---|---|---|---|",
+        *(
+            f"| {name} | {value} | {target} | {'' if good is None else ok(good)} |"
+            for name, value, target, good in rows
+        ),
+        "",
+    ]
+    sections.write(f"publishing-{n}", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""Incremental builds serve exactly what a from-scratch build of the same sources serves.
+
+The oracle is the builder itself run with `--full` on the same source tree: every response
+(status, body, ETag) of a wide set of requests must be identical, after any sequence of
+additions, changes, retractions and moves between files, with or without merges.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+import orjson
+import pytest
+from falcon.testing import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.build import cli, policy
+from app.build.records import SourceError
+from app.bundle.reader import Bundle
+from app.config import Settings
+from app.wsgi import create_app
+from tests.helpers import bundle_files, good, tree_digest, write_jsonl
+
+WORDS = {
+    "en": [
+        "election",
+        "elections",
+        "market",
+        "budget",
+        "vote",
+        "storm",
+        "school",
+        "river",
+        "bank",
+        "policy",
+        "city",
+    ],
+    "ja": ["経済", "日本経済", "東京", "大学", "選挙", "市場", "天気", "学校", "東京大学"],
+    "ko": ["경제", "경제가", "선거", "시장", "서울", "학교", "날씨", "대통령"],
+}
+CATEGORIES = ["politics", "economy", "경제", "sport"]
+
+
+def make_article(rng: random.Random, language: str, article_id: str) -> dict:
+    words = WORDS[language]
+    sep = " " if language == "en" else ""
+
+    def text(n: int) -> str:
+        return sep.join(rng.choice(words) for _ in range(n))
+
+    day = rng.randint(1, 5)  # few dates: many ties, broken by id
+    return good(
+        article_id,
+        language=language,
+        title=text(rng.randint(1, 4)),
+        summary=text(rng.randint(2, 8)),
+        content=text(rng.randint(3, 30)),
+        category=rng.choice(CATEGORIES),
+        tags=[rng.choice(words) for _ in range(rng.randint(0, 2))],
+        published_at=f"2026-03-0{day}T0{rng.randint(0, 2)}:00:00+09:00",
+    )
+
+
+def write_tree(src: Path, files: dict[str, list[dict]]) -> None:
+    if src.exists():
+        shutil.rmtree(src)
+    for name, records in files.items():
+        write_jsonl(src / name, records)
+
+
+def requests_for(files: dict[str, list[dict]], rng: random.Random) -> list[str]:
+    records = [r for rs in files.values() for r in rs]
+    urls = []
+    for language in WORDS:
+        base = f"/api/v1/{language}"
+        urls += [f"{base}/categories", f"{base}/articles/latest?limit=7"]
+        for page, size in ((1, 3), (2, 3), (1, 100), (5, 2)):
+            urls.append(f"{base}/articles?page={page}&page_size={size}")
+        for category in CATEGORIES:
+            urls.append(f"{base}/articles?category={quote(category)}&page_size=4")
+        for word in WORDS[language]:
+            urls.append(f"{base}/articles/search?q={quote(word)}&page_size=5")
+        pair = " ".join(rng.sample(WORDS[language], 2))
+        urls.append(f"{base}/articles/search?q={quote(pair)}")
+        urls.append(f"{base}/articles/missing-id")
+    for record in records:
+        urls.append(f"/api/v1/{record['language']}/articles/{quote(record['id'], safe='')}")
+    return urls
+
+
+def responses(bundle: Path, urls: list[str], tmp: Path) -> list[tuple]:
+    app = create_app(Settings(bundle_dir=bundle, comments_dsn=f"sqlite:///{tmp / 'c.sqlite3'}"))
+    client = TestClient(app)
+    out = []
+    for url in urls:
+        path, _, query = url.partition("?")
+        r = client.simulate_get(path, query_string=query)
+        out.append((url, r.status_code, r.content, r.headers.get("etag")))
+    out.append(("/ready", client.simulate_get("/ready").json["bundle"]))
+    return out
+
+
+def scores(bundle: Path, urls: list[str]) -> dict[tuple[str, str], dict]:
+    """Every search's matches with their exact scores, keyed by list position (stricter than
+    the responses: a score that differed in its last bit could reorder another corpus)."""
+    loaded = Bundle.load(bundle)
+    out = {}
+    for url in urls:
+        if "/articles/search?" in url:
+            language = url.split("/")[3]
+            query = unquote(url.split("q=")[1].split("&")[0])
+            out[(language, query)] = loaded.languages[language].scored(query)
+    return out
+
+
+def assert_same_as_full(src: Path, out: Path, urls: list[str], tmp: Path) -> None:
+    full = tmp / "full"
+    if full.exists():
+        shutil.rmtree(full)
+    cli.build(src, full, jobs=1, full=True)
+    assert responses(out, urls, tmp) == responses(full, urls, tmp)
+    assert scores(out, urls) == scores(full, urls)
+
+
+Step = tuple[str, int]  # (operation, random seed)
+steps = st.lists(
+    st.tuples(st.sampled_from(["add", "change", "remove", "move", "noop"]), st.integers(0, 10**6)),
+    min_size=1,
+    max_size=4,
+)
+
+
+def apply(files: dict[str, list[dict]], op: str, seed: int, counter: list[int]) -> None:
+    rng = random.Random(seed)
+    everything = [(name, i) for name, rs in files.items() for i in range(len(rs))]
+    if op == "add" or not everything:
+        for _ in range(rng.randint(1, 6)):
+            counter[0] += 1
+            language = rng.choice(list(WORDS))
+            name = rng.choice(["a.jsonl", "b.jsonl", f"day{counter[0] % 3}.jsonl"])
+            files.setdefault(name, []).append(make_article(rng, language, f"n{counter[0]}"))
+    elif op == "change":
+        for name, i in rng.sample(everything, min(len(everything), rng.randint(1, 3))):
+            old = files[name][i]
+            files[name][i] = make_article(rng, old["language"], old["id"])
+    elif op == "remove":
+        for name, i in sorted(rng.sample(everything, min(len(everything), 2)), reverse=True):
+            del files[name][i]
+    elif op == "move":
+        name, i = rng.choice(everything)
+        record = files[name].pop(i)
+        files.setdefault("moved.jsonl", []).insert(0, record)
+    for name in [n for n, rs in files.items() if not rs]:
+        del files[name]
+    if not files:
+        files["a.jsonl"] = [make_article(rng, "en", "seed-article")]
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(seed=st.integers(0, 10**6), ops=steps, merge=st.sampled_from(["auto", "none", "all"]))
+def test_incremental_builds_serve_what_full_builds_serve(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, ops: list[Step], merge: str
+) -> None:
+    tmp = tmp_path_factory.mktemp("inc")
+    rng = random.Random(seed)
+    counter = [0]
+    files: dict[str, list[dict]] = {
+        "a.jsonl": [make_article(rng, rng.choice(list(WORDS)), f"a{i}") for i in range(8)]
+    }
+    src, out = tmp / "src", tmp / "out"
+    write_tree(src, files)
+    cli.build(src, out, jobs=1)
+    for op, step_seed in ops:
+        apply(files, op, step_seed, counter)
+        write_tree(src, files)
+        cli.build(src, out, jobs=1, merge=merge)  # type: ignore[arg-type]
+    assert_same_as_full(src, out, requests_for(files, rng), tmp)
+
+
+def test_retraction_is_gone_everywhere(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    records = [make_article(rng, "en", f"r{i}") for i in range(12)]
+    records[3] = {**records[3], "title": "unique zebra headline", "category": "only-here"}
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_jsonl(src / "a.jsonl", records)
+    cli.build(src, out, jobs=1)
+    client = TestClient(
+        create_app(Settings(bundle_dir=out, comments_dsn=f"sqlite:///{tmp_path}/c"))
+    )
+    assert client.simulate_get("/api/v1/en/articles/r3").status_code == 200
+    write_jsonl(src / "a.jsonl", records[:3] + records[4:])  # the line is gone: retracted
+    report = cli.build_report(src, out, jobs=1)
+    assert report.incremental and report.retracted == 1 and report.added == 0
+    fresh = TestClient(create_app(Settings(bundle_dir=out, comments_dsn=f"sqlite:///{tmp_path}/d")))
+    assert fresh.simulate_get("/api/v1/en/articles/r3").status_code == 404
+    listed = fresh.simulate_get("/api/v1/en/articles", query_string="page_size=100").json
+    assert "r3" not in [a["id"] for a in listed["items"]] and listed["total"] == 11
+    assert (
+        fresh.simulate_get("/api/v1/en/articles/search", query_string="q=zebra").json["total"] == 0
+    )
+    assert "only-here" not in fresh.simulate_get("/api/v1/en/categories").json
+    latest = fresh.simulate_get("/api/v1/en/articles/latest", query_string="limit=50").json
+    assert "r3" not in [a["id"] for a in latest]
+
+
+def test_unchanged_sources_compile_nothing(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_jsonl(src / "a.jsonl", [make_article(rng, "ja", f"j{i}") for i in range(20)])
+    first = cli.build_report(src, out, jobs=1)
+    assert not first.incremental and first.added == 20
+    before = bundle_files(out)
+    again = cli.build_report(src, out, jobs=1)
+    assert again.incremental and again.added == again.retracted == again.merged == 0
+    assert bundle_files(out) == before
+    # Touching a file (new mtime, same bytes) makes the builder hash it, still compiling nothing.
+    (src / "a.jsonl").write_bytes((src / "a.jsonl").read_bytes())
+    assert cli.build_report(src, out, jobs=1).added == 0
+    assert bundle_files(out) == before
+
+
+def test_publish_adds_one_small_segment_and_keeps_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(policy, "SMALL", 16)  # the 30-article base counts as a big segment
+    rng = random.Random(5)
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_jsonl(src / "base.jsonl", [make_article(rng, "en", f"b{i}") for i in range(30)])
+    cli.build(src, out, jobs=1)
+    base = set((out / "objects").iterdir())
+    write_jsonl(src / "today.jsonl", [make_article(rng, "en", "fresh")])
+    report = cli.build_report(src, out, jobs=1)
+    assert report.added == 1 and report.segments["en"] == 2
+    manifest = json.loads((out / "manifest.json").read_bytes())
+    first_segment = manifest["languages"]["en"]["segments"][0]["files"]
+    assert all(out / "objects" / obj in base for obj in first_segment.values())
+
+
+def test_bad_record_in_incremental_build_changes_nothing(tmp_path: Path) -> None:
+    rng = random.Random(9)
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_jsonl(src / "a.jsonl", [make_article(rng, "en", f"x{i}") for i in range(5)])
+    cli.build(src, out, jobs=1)
+    before = tree_digest(out)
+    bad = make_article(rng, "en", "bad")
+    del bad["title"]
+    write_jsonl(src / "b.jsonl", [make_article(rng, "ko", "ok"), bad])
+    with pytest.raises(SourceError) as exc:
+        cli.build(src, out, jobs=1)
+    assert exc.value.problems == [f"{src / 'b.jsonl'}:2: field 'title': Field required"]
+    assert tree_digest(out) == before
+
+
+def test_duplicate_of_a_kept_article_names_both_lines(tmp_path: Path) -> None:
+    rng = random.Random(11)
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_jsonl(src / "a.jsonl", [make_article(rng, "en", "same"), make_article(rng, "en", "o")])
+    cli.build(src, out, jobs=1)
+    before = tree_digest(out)
+    write_jsonl(src / "b.jsonl", [make_article(rng, "en", "same")])
+    with pytest.raises(SourceError) as exc:
+        cli.build(src, out, jobs=1)
+    assert exc.value.problems == [
+        f"{src / 'b.jsonl'}:1: field 'id': duplicate id 'same' in language 'en' "
+        f"(first at {src / 'a.jsonl'}:1)"
+    ]
+    assert tree_digest(out) == before
+
+
+def test_merge_keeps_answers_and_shrinks_segments(tmp_path: Path) -> None:
+    rng = random.Random(13)
+    src, out = tmp_path / "src", tmp_path / "out"
+    for day in range(4):
+        write_jsonl(
+            src / f"d{day}.jsonl", [make_article(rng, "ja", f"d{day}-{i}") for i in range(5)]
+        )
+        cli.build(src, out, jobs=1, merge="none")
+    assert Bundle.load(out).languages["ja"].segment_count == 4
+    files = {p.name: [orjson.loads(x) for x in p.read_text().splitlines()] for p in src.iterdir()}
+    urls = requests_for(files, rng)
+    unmerged = responses(out, urls, tmp_path)
+    report = cli.build_report(src, out, jobs=1, merge="all")
+    assert report.merged >= 1 and Bundle.load(out).languages["ja"].segment_count == 1
+    assert responses(out, urls, tmp_path) == unmerged
