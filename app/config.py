@@ -1,4 +1,4 @@
-"""Service configuration, read once from the environment (API contract, section 6)."""
+"""Service configuration, read once from the environment (docs/api.md §6)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ class Settings:
     trusted_proxies: tuple[IPNetwork, ...] = field(default_factory=tuple)
     # How often (seconds) a worker looks for a newly built bundle on disk.
     bundle_check_interval: float = 1.0
+    # Most PostgreSQL connections one worker holds (docs/operations.md has the budget).
+    pg_pool_size: int = 4
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -48,6 +50,7 @@ class Settings:
             comment_rate_seconds=seconds,
             trusted_proxies=_parse_networks(env.get("NEWS_TRUSTED_PROXIES", "")),
             bundle_check_interval=_parse_interval(env.get("NEWS_BUNDLE_CHECK_INTERVAL")),
+            pg_pool_size=_parse_pool_size(env.get("NEWS_PG_POOL_SIZE"), defaults.pg_pool_size),
         )
 
 
@@ -60,6 +63,13 @@ def _parse_int(name: str, raw: str | None, default: int) -> int:
         raise ConfigError(f"{name} must be a non-negative integer, got {raw!r}") from None
     if value < 0:
         raise ConfigError(f"{name} must be a non-negative integer, got {raw!r}")
+    return value
+
+
+def _parse_pool_size(raw: str | None, default: int) -> int:
+    value = _parse_int("NEWS_PG_POOL_SIZE", raw, default)
+    if value < 1:
+        raise ConfigError(f"NEWS_PG_POOL_SIZE must be at least 1, got {raw!r}")
     return value
 
 

@@ -1,6 +1,6 @@
-"""Every error the API returns is a JSON object with a `detail` (API contract, section 1).
+"""Every error the API returns is a JSON object with a `detail` (docs/api.md §1).
 
-Handlers raise `APIError` (or a `validation_error`); Falcon's own errors (unknown route,
+Handlers raise `APIError` (422s via `invalid_request`); Falcon's own errors (unknown route,
 wrong method, uncaught exceptions turned into 500) go through the same serializer, so no
 response ever carries Falcon's default `title`/`description` body or an HTML page.
 """
@@ -11,6 +11,7 @@ from typing import Any
 
 import falcon
 import orjson
+import pydantic
 
 JSON_TYPE = "application/json"
 
@@ -36,15 +37,21 @@ def article_not_found() -> APIError:
     return APIError(404, "Article not found")
 
 
-def error_item(loc: tuple[str | int, ...], msg: str, kind: str, **extra: Any) -> dict[str, Any]:
-    """One entry of a 422 `detail` list, in the FastAPI/Pydantic shape clients parse."""
-    item: dict[str, Any] = {"type": kind, "loc": list(loc), "msg": msg}
-    item.update(extra)
-    return item
+def error_items(exc: pydantic.ValidationError, where: str) -> list[dict[str, Any]]:
+    """Pydantic's errors as 422 items (app.models.ValidationErrorItem), each located under
+    `where`: "query", "header" or "body".
+
+    `input` and `ctx` are left out: the documented item is `type`, `loc` and `msg`, and
+    echoing the input would send a hostile body straight back.
+    """
+    return [
+        {"type": e["type"], "loc": [where, *e["loc"]], "msg": e["msg"]}
+        for e in exc.errors(include_url=False, include_input=False, include_context=False)
+    ]
 
 
-def validation_error(*items: dict[str, Any]) -> APIError:
-    return APIError(422, list(items))
+def invalid_request(exc: pydantic.ValidationError, where: str) -> APIError:
+    return APIError(422, error_items(exc, where))
 
 
 def serialize_error(req: falcon.Request, resp: falcon.Response, error: falcon.HTTPError) -> None:

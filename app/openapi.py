@@ -1,315 +1,295 @@
-"""The OpenAPI 3.1 description served at /openapi.json; tests keep it true to the routes."""
+"""The OpenAPI 3.1 document served at /openapi.json, written from the route table
+(app/routes.py) and the wire models (app/models.py): nothing here restates a shape.
+
+Component schemas come from Pydantic in serialisation mode for responses and validation
+mode for request bodies; query and header parameters are the fields of the operation's
+parameter model. Every GET is also documented as HEAD: the same statuses and headers,
+no body.
+"""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from app.languages import LANGUAGES
-from app.params import LIMIT_DEFAULT, LIMIT_MAX, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, QUERY_MAX_CHARS
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
 
+from app import models as m
+from app.routes import ROUTES, TEXTS, Operation, Route
 
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
+VERSION = "1.1.0"
+_JSON = "application/json"
+_SCHEMAS = "#/components/schemas/"
 
+# Responses are described with these; request bodies with their validation-mode schemas.
+RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
+    m.Article,
+    m.ArticleSummary,
+    m.ArticleList,
+    m.Comment,
+    m.CommentList,
+    m.CommentCount,
+    m.CommentCounts,
+    m.Error,
+    m.ValidationError,
+    m.Health,
+    m.Ready,
+    m.OpenAPIDocument,
+)
+REQUEST_MODELS: tuple[type[BaseModel], ...] = (m.CommentCreate, m.CommentCountsRequest)
 
-def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
-    return {"description": description, "content": {"application/json": {"schema": schema}}}
-
-
-def _error(description: str) -> dict[str, Any]:
-    return _json(_ref("Error"), description)
-
-
-_NULLABLE_STR = {"type": ["string", "null"]}
-_TIMESTAMP = {"type": "string", "format": "date-time"}
-_CACHE_HEADERS = {
-    "ETag": {"schema": {"type": "string"}, "description": "entity tag for If-None-Match"},
-    "Cache-Control": {"schema": {"type": "string"}, "description": "public, max-age=N"},
-}
-
-SCHEMAS: dict[str, Any] = {
-    "Article": {
-        "type": "object",
-        "required": [
-            "id",
-            "language",
-            "title",
-            "summary",
-            "content",
-            "category",
-            "tags",
-            "author",
-            "image_url",
-            "published_at",
-            "updated_at",
-        ],
-        "properties": {
-            "id": {"type": "string"},
-            "language": {"type": "string", "enum": list(LANGUAGES)},
-            "title": {"type": "string"},
-            "summary": {"type": "string"},
-            "content": {"type": "string"},
-            "category": {"type": "string"},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "author": _NULLABLE_STR,
-            "image_url": _NULLABLE_STR,
-            "published_at": _TIMESTAMP,
-            "updated_at": _TIMESTAMP,
-        },
-    },
-    "ArticleSummary": {
-        "type": "object",
-        "required": [
-            "id",
-            "language",
-            "title",
-            "summary",
-            "category",
-            "image_url",
-            "published_at",
-        ],
-        "properties": {
-            "id": {"type": "string"},
-            "language": {"type": "string", "enum": list(LANGUAGES)},
-            "title": {"type": "string"},
-            "summary": {"type": "string"},
-            "category": {"type": "string"},
-            "image_url": _NULLABLE_STR,
-            "published_at": _TIMESTAMP,
-        },
-    },
-    "ArticleList": {
-        "type": "object",
-        "required": ["items", "total", "page", "page_size", "total_pages"],
-        "properties": {
-            "items": {"type": "array", "items": _ref("Article")},
-            "total": {"type": "integer", "minimum": 0},
-            "page": {"type": "integer", "minimum": 1},
-            "page_size": {"type": "integer", "minimum": 1, "maximum": PAGE_SIZE_MAX},
-            "total_pages": {"type": "integer", "minimum": 0},
-        },
-    },
-    "Error": {
-        "type": "object",
-        "required": ["detail"],
-        "properties": {"detail": {"type": "string"}},
-    },
-    "ValidationError": {
-        "type": "object",
-        "required": ["detail"],
-        "properties": {
-            "detail": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["loc", "msg", "type"],
-                    "properties": {
-                        "loc": {
-                            "type": "array",
-                            "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
-                        },
-                        "msg": {"type": "string"},
-                        "type": {"type": "string"},
-                    },
-                },
-            }
-        },
-    },
-}
-
-LANGUAGE_PARAM = {
-    "name": "language",
-    "in": "path",
-    "required": True,
-    "description": "One of the nine language codes; anything else is a 400.",
-    "schema": {"type": "string", "enum": list(LANGUAGES)},
-}
-PAGE_PARAMS = [
-    {
-        "name": "page",
-        "in": "query",
-        "required": False,
-        "schema": {"type": "integer", "minimum": 1, "default": 1},
-    },
-    {
-        "name": "page_size",
-        "in": "query",
-        "required": False,
-        "schema": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": PAGE_SIZE_MAX,
-            "default": PAGE_SIZE_DEFAULT,
-        },
-    },
+TAGS = [
+    {"name": "articles", "description": "Published articles, categories and search."},
+    {"name": "comments", "description": "Readers' comments on articles; never cached."},
+    {"name": "operations", "description": "Liveness, readiness and this document."},
 ]
-COMMON_ERRORS = {
-    "400": _error("Unsupported language"),
-    "422": _json(_ref("ValidationError"), "Invalid parameter"),
+
+PATH_PARAMETERS: dict[str, dict[str, Any]] = {
+    "language": {
+        "description": "One of the nine language codes; anything else is a 400.",
+        "schema": {"$ref": _SCHEMAS + "Language"},
+        "example": "en",
+    },
+    "article_id": {
+        "description": "Article id, percent-encoded in the path (`%20`, UTF-8 such as"
+        " `%EA%B2%BD`).",
+        "schema": {"type": "string", "minLength": 1, "maxLength": m.ID_MAX},
+        "example": "en-0001",
+    },
+    "comment_id": {
+        "description": "Comment id, as returned when the comment was created.",
+        "schema": {"type": "string", "minLength": 1},
+        "example": "01JD5Z3N8Q6V2K4M7R9T0W1X2Y",
+    },
+}
+
+IF_NONE_MATCH = {
+    "name": "If-None-Match",
+    "in": "header",
+    "required": False,
+    "description": "An ETag from an earlier answer: when it still matches, the answer is"
+    " 304 with no body.",
+    "schema": {"type": "string"},
+    "example": '"3f2a9c-1a2b3c4d"',
+}
+
+_STRING = {"schema": {"type": "string"}}
+RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
+    "ETag": {"description": "Entity tag for If-None-Match.", **_STRING},
+    "Cache-Control": {"description": "`public, max-age=N` (N configurable).", **_STRING},
+    "No-Store": {"description": "Always `no-store`.", **_STRING},
+    "Location": {"description": "Path of the created comment.", **_STRING},
+    "Idempotent-Replayed": {
+        "description": "`true` when an Idempotency-Key matched an earlier create.",
+        **_STRING,
+    },
+    "Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}},
+    "WWW-Authenticate": {"description": '`Bearer realm="comments"`.', **_STRING},
+}
+
+# The server answers this itself, before any route, for a request line over 8190 bytes.
+_URI_TOO_LONG = "Request line too long."
+
+# What a client sees for each error status, shown as the example of its response.
+ERROR_EXAMPLES: dict[int, Any] = {
+    400: {"detail": "Unsupported language: xx"},
+    401: {"detail": "Invalid or missing admin token"},
+    404: {"detail": "Article not found"},
+    409: {"detail": "Idempotency-Key was used for a different comment"},
+    413: {"detail": "Request body is larger than 65536 bytes"},
+    414: {"detail": "Request Line is too large (9000 > 8190)"},
+    415: {"detail": "Content-Type must be application/json"},
+    422: {
+        "detail": [
+            {
+                "type": "greater_than_equal",
+                "loc": ["query", "page"],
+                "msg": "Input should be greater than or equal to 1",
+            }
+        ]
+    },
+    429: {"detail": "Too many comments: at most 10 per 60 seconds; retry in 42 seconds"},
+    503: {"detail": "Comment store unavailable"},
 }
 
 
-def _get(
-    summary: str,
-    parameters: list[dict[str, Any]],
-    ok: dict[str, Any],
-    errors: dict[str, Any],
-    operation_id: str,
-) -> dict[str, Any]:
-    return {
-        "get": {
-            "operationId": operation_id,
-            "summary": summary,
-            "parameters": parameters,
-            "responses": {"200": ok, "304": {"description": "Not modified"}, **errors},
+def component_schemas() -> dict[str, Any]:
+    _, top = models_json_schema(
+        [(model, "serialization") for model in RESPONSE_MODELS]
+        + [(model, "validation") for model in REQUEST_MODELS],
+        ref_template=_SCHEMAS + "{model}",
+    )
+    return dict(sorted(top["$defs"].items()))
+
+
+def _model_parameters(
+    model: type[BaseModel], where: str, components: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """One parameter per field of a query or header model; the types it names (an enum)
+    join `components`."""
+    schema = model.model_json_schema(ref_template=_SCHEMAS + "{model}")
+    components.update(schema.get("$defs", {}))
+    required = set(schema.get("required", ()))
+    parameters = []
+    for name, field_schema in schema["properties"].items():
+        field_schema = dict(field_schema)
+        field_schema.pop("title", None)
+        description = field_schema.pop("description")
+        if "anyOf" in field_schema:  # `X | None` with None as "absent": just X
+            (inner,) = [s for s in field_schema.pop("anyOf") if s != {"type": "null"}]
+            field_schema = {**inner, **field_schema}
+            if field_schema.get("default", ...) is None:
+                del field_schema["default"]
+        if where == "header":
+            name = "-".join(word.capitalize() for word in name.split("-"))
+        parameter = {
+            "name": name,
+            "in": where,
+            "required": name in required,
+            "description": description,
+            "schema": field_schema,
+            "example": field_schema["examples"][0],
         }
+        if field_schema.get("type") == "array":
+            parameter |= {"style": "form", "explode": True}
+        parameters.append(parameter)
+    return parameters
+
+
+def _content(schema: Any, media_type: str = _JSON) -> dict[str, Any]:
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        schema = {"$ref": _SCHEMAS + schema.__name__}
+    return {media_type: {"schema": schema}}
+
+
+def _errors(route: Route, op: Operation) -> dict[int, str]:
+    """Error statuses an operation can answer: those its route implies, then its own."""
+    errors = {414: _URI_TOO_LONG}
+    if "{language}" in route.path:
+        errors[400] = "Unsupported language."
+    if "{article_id}" in route.path:
+        errors[404] = "Article not found."
+    if op.query or op.body or op.headers:
+        errors[422] = "Invalid parameters, headers or body."
+    if op.body:
+        errors |= {413: "Body larger than 64 KiB.", 415: "Content-Type is not application/json."}
+    if route.tag == "comments":
+        errors[503] = "Comment store unavailable."
+    return dict(sorted({**errors, **op.errors}.items()))
+
+
+def _responses(route: Route, op: Operation) -> dict[str, Any]:
+    cacheable = route.cache == "public"
+    success: dict[str, Any] = {"description": TEXTS[op.operation_id][2]}
+    if op.response is not None:
+        success["content"] = _content(op.response, op.media_type)
+    headers = [*op.response_headers]
+    if cacheable:
+        headers += ["ETag", "Cache-Control"]
+    if headers:
+        success["headers"] = {name: RESPONSE_HEADERS[name] for name in headers}
+    if op.links:
+        success["links"] = op.links
+    responses: dict[str, Any] = {str(op.status): success}
+    if cacheable:
+        responses["304"] = {
+            "description": "Not modified: If-None-Match matched.",
+            "headers": {"ETag": RESPONSE_HEADERS["ETag"]},
+        }
+    for status, description in _errors(route, op).items():
+        model = m.ValidationError if status == 422 else m.Error
+        content = _content(model)
+        content[_JSON]["example"] = ERROR_EXAMPLES[status]
+        response: dict[str, Any] = {"description": description, "content": content}
+        if status == 429:
+            response["headers"] = {"Retry-After": RESPONSE_HEADERS["Retry-After"]}
+        if status == 401:
+            response["headers"] = {"WWW-Authenticate": RESPONSE_HEADERS["WWW-Authenticate"]}
+        responses[str(status)] = response
+    if route.cache == "no-store":
+        for response in responses.values():
+            response.setdefault("headers", {})["Cache-Control"] = RESPONSE_HEADERS["No-Store"]
+    return responses
+
+
+def _operation(route: Route, op: Operation, components: dict[str, Any]) -> dict[str, Any]:
+    parameters = [
+        {"name": name, "in": "path", "required": True, **PATH_PARAMETERS[name]}
+        for name in _path_names(route.path)
+    ]
+    if op.query is not None:
+        parameters += _model_parameters(op.query, "query", components)
+    if op.headers is not None:
+        parameters += _model_parameters(op.headers, "header", components)
+    if route.cache == "public":
+        parameters.append(IF_NONE_MATCH)
+    summary, description, _ = TEXTS[op.operation_id]
+    document: dict[str, Any] = {
+        "operationId": op.operation_id,
+        "summary": summary,
+        "description": description,
+        "tags": [route.tag],
+        "security": [{"AdminBearer": []}] if op.admin else [],
+        "parameters": parameters,
     }
+    if op.body is not None:
+        document["requestBody"] = {"required": True, "content": _content(op.body)}
+    document["responses"] = _responses(route, op)
+    return document
 
 
-def _cached(
-    schema: dict[str, Any], description: str, comment_on: str | None = None
-) -> dict[str, Any]:
-    """A cacheable 200; `comment_on` is the runtime expression of an article id in the body,
-    linking the response to the comment operations on that article."""
-    response = {**_json(schema, description), "headers": _CACHE_HEADERS}
-    if comment_on is not None:
-        article = {"language": "$request.path.language", "article_id": comment_on}
-        response["links"] = {
-            "CommentOnArticle": {"operationId": "createComment", "parameters": article},
-            "ListArticleComments": {"operationId": "listComments", "parameters": article},
-        }
-    return response
+def _head(get: dict[str, Any]) -> dict[str, Any]:
+    """The GET's twin without bodies: a HEAD answer never has one, errors included."""
+    head = copy.deepcopy(get)
+    head["operationId"] = get["operationId"] + "Head"
+    head["summary"] = get["summary"] + " (headers only)"
+    head["description"] = "As GET, with the same status and headers and no body."
+    for response in head["responses"].values():
+        response.pop("content", None)
+        response.pop("links", None)
+    return head
 
 
-ARTICLE_PATHS: dict[str, Any] = {
-    "/api/v1/{language}/articles": _get(
-        "List articles, newest first",
-        [
-            LANGUAGE_PARAM,
-            *PAGE_PARAMS,
-            {
-                "name": "category",
-                "in": "query",
-                "required": False,
-                "description": "Exact, case-sensitive category; empty means no filter.",
-                "schema": {"type": "string"},
-            },
-        ],
-        _cached(_ref("ArticleList"), "A page of articles", "$response.body#/items/0/id"),
-        COMMON_ERRORS,
-        "listArticles",
-    ),
-    "/api/v1/{language}/articles/latest": _get(
-        "Latest articles",
-        [
-            LANGUAGE_PARAM,
-            {
-                "name": "limit",
-                "in": "query",
-                "required": False,
-                "schema": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": LIMIT_MAX,
-                    "default": LIMIT_DEFAULT,
-                },
-            },
-        ],
-        _cached(
-            {"type": "array", "items": _ref("ArticleSummary")},
-            "Newest articles",
-            "$response.body#/0/id",
-        ),
-        COMMON_ERRORS,
-        "latestArticles",
-    ),
-    "/api/v1/{language}/articles/search": _get(
-        "Search articles by keyword",
-        [
-            LANGUAGE_PARAM,
-            {
-                "name": "q",
-                "in": "query",
-                "required": True,
-                "description": "Keywords; every term must match. Trimmed.",
-                "schema": {"type": "string", "minLength": 1, "maxLength": QUERY_MAX_CHARS},
-            },
-            *PAGE_PARAMS,
-        ],
-        _cached(_ref("ArticleList"), "A page of matching articles, most relevant first"),
-        COMMON_ERRORS,
-        "searchArticles",
-    ),
-    "/api/v1/{language}/articles/{article_id}": _get(
-        "Get one article",
-        [
-            LANGUAGE_PARAM,
-            {"name": "article_id", "in": "path", "required": True, "schema": {"type": "string"}},
-        ],
-        _cached(_ref("Article"), "The article", "$response.body#/id"),
-        {"400": _error("Unsupported language"), "404": _error("Article not found")},
-        "getArticle",
-    ),
-    "/api/v1/{language}/categories": _get(
-        "Categories of a language",
-        [LANGUAGE_PARAM],
-        _cached({"type": "array", "items": {"type": "string"}}, "Categories, code-point order"),
-        {"400": _error("Unsupported language")},
-        "listCategories",
-    ),
-}
-
-_STATUS = {
-    "type": "object",
-    "required": ["status"],
-    "properties": {"status": {"type": "string"}},
-}
-
-OPS_PATHS: dict[str, Any] = {
-    "/health": _get("Liveness", [], _json(_STATUS, "Process is running"), {}, "health"),
-    "/ready": _get(
-        "Readiness",
-        [],
-        _json(
-            {
-                **_STATUS,
-                "required": ["status", "bundle"],
-                "properties": {"status": {"type": "string"}, "bundle": {"type": "string"}},
-            },
-            "Bundle loaded and comment store answering",
-        ),
-        {"503": _error("Not ready")},
-        "ready",
-    ),
-    "/openapi.json": _get(
-        "This document", [], _json({"type": "object"}, "OpenAPI 3.1 document"), {}, "openapi"
-    ),
-}
-for _item in OPS_PATHS.values():
-    del _item["get"]["responses"]["304"]  # these are never conditional
+def _path_names(path: str) -> list[str]:
+    return [part[1:-1] for part in path.split("/") if part.startswith("{")]
 
 
-# The server answers this itself, before any route, for a request line over its limit.
-_URI_TOO_LONG = _error("Request line too long")
-
-
-def openapi_document(extra_paths: dict[str, Any]) -> dict[str, Any]:
-    """The whole document; `extra_paths` may carry a "components" key to merge."""
-    extra = copy.deepcopy(extra_paths)
-    components = extra.pop("components", {})
-    schemas = {**SCHEMAS, **components.get("schemas", {})}
-    paths = copy.deepcopy({**ARTICLE_PATHS, **extra, **OPS_PATHS})
-    for item in paths.values():
-        for operation in item.values():
-            operation["responses"].setdefault("414", _URI_TOO_LONG)
+def openapi_document() -> dict[str, Any]:
+    schemas = component_schemas()
+    paths: dict[str, Any] = {}
+    for route in ROUTES:
+        if not route.documented:
+            continue
+        item: dict[str, Any] = {}
+        for op in route.operations:
+            item[op.method] = _operation(route, op, schemas)
+            if op.method == "get":
+                item["head"] = _head(item["get"])
+        paths[route.path] = item
     return {
         "openapi": "3.1.0",
         "info": {
             "title": "News article delivery service",
-            "version": "1.0.0",
-            "description": "Read-only news articles in nine languages, with comments.",
+            "version": VERSION,
+            "summary": "Read-only news articles in nine languages, with comments.",
+            "description": "Articles are published by an offline build and served read-only;"
+            " comments are the only writes. Every error is a JSON object with `detail`:"
+            " a string, or for 422 a list of `{type, loc, msg}` items."
+            " The human-readable contract is docs/api.md in the repository.",
+            "license": {"name": "Proprietary", "identifier": "LicenseRef-Proprietary"},
         },
+        "servers": [{"url": "/", "description": "The service that serves this document."}],
+        "tags": TAGS,
         "paths": paths,
-        "components": {**components, "schemas": schemas},
+        "components": {
+            "schemas": dict(sorted(schemas.items())),
+            "securitySchemes": {
+                "AdminBearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "The value of NEWS_ADMIN_TOKEN.",
+                }
+            },
+        },
     }

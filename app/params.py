@@ -1,166 +1,99 @@
-"""Query-parameter parsing with the contract's 422 errors (FastAPI/Pydantic wording).
+"""Query parameters, validated by the models of app/models.py into the 422 of docs/api.md.
 
-Unknown parameters are ignored. When a parameter is repeated the last value wins, as
-FastAPI does for scalar parameters.
+Unknown parameters are ignored. When a scalar parameter is repeated the last value wins, as
+FastAPI does; a list parameter (`article_id`) takes every value.
 """
 
 from __future__ import annotations
 
-import re
-import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import falcon
+import pydantic
 
-from app.errors import error_item, validation_error
+from app.errors import invalid_request
+from app.models import PageQuery
 
-_INT_RE = re.compile(r"[+-]?[0-9]+")
-# "Any page >= 1 is accepted, however large": gunicorn's request line (8190 bytes) bounds
-# what can arrive, so allow that many digits (Python's default is 4300) and no more, which
-# keeps the quadratic int<->str conversion cost bounded.
-_MAX_INT_DIGITS = 10_000
-if 0 < sys.get_int_max_str_digits() < _MAX_INT_DIGITS:
-    sys.set_int_max_str_digits(_MAX_INT_DIGITS)
-
-PAGE_DEFAULT = 1
-PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX = 20, 100
-LIMIT_DEFAULT, LIMIT_MAX = 10, 50
-QUERY_MAX_CHARS = 200
+Query = TypeVar("Query", bound=pydantic.BaseModel)
 
 
-def raw_param(req: falcon.Request, name: str) -> str | None:
-    value = req.params.get(name)
-    if isinstance(value, list):
-        return value[-1]
-    return value
+class _Plan:
+    """What `parse` needs to know about one query model, worked out once."""
 
-
-def int_param(
-    req: falcon.Request, name: str, default: int, minimum: int, maximum: int | None = None
-) -> int:
-    raw = raw_param(req, name)
-    if raw is None:
-        return default
-    if not _INT_RE.fullmatch(raw) or len(raw) > _MAX_INT_DIGITS:
-        raise validation_error(
-            error_item(
-                ("query", name),
-                "Input should be a valid integer, unable to parse string as an integer",
-                "int_parsing",
-                input=raw,
-            )
+    def __init__(self, model: type[pydantic.BaseModel]) -> None:
+        self.fields = tuple(
+            (name, getattr(field.annotation, "__origin__", None) is list)
+            for name, field in model.model_fields.items()
         )
-    value = int(raw)
-    if value < minimum:
-        raise validation_error(
-            error_item(
-                ("query", name),
-                f"Input should be greater than or equal to {minimum}",
-                "greater_than_equal",
-                input=raw,
-                ctx={"ge": minimum},
-            )
-        )
-    if maximum is not None and value > maximum:
-        raise validation_error(
-            error_item(
-                ("query", name),
-                f"Input should be less than or equal to {maximum}",
-                "less_than_equal",
-                input=raw,
-                ctx={"le": maximum},
-            )
-        )
-    return value
+        required = any(field.is_required() for field in model.model_fields.values())
+        # A request without any of the model's parameters needs no validation at all.
+        self.defaults = None if required else model.model_validate({})
 
 
-@dataclass(frozen=True, slots=True)
-class Page:
-    page: int
-    page_size: int
-
-    @property
-    def offset(self) -> int:
-        return (self.page - 1) * self.page_size
-
-    def list_body(self, items: Sequence[bytes | memoryview], total: int) -> bytes:
-        """The ArticleList/CommentList envelope around pre-serialised items.
-
-        Written by hand rather than with orjson: `page` may exceed 64 bits ("any page >= 1").
-        """
-        total_pages = -(-total // self.page_size)
-        tail = b'],"total":%d,"page":%d,"page_size":%d,"total_pages":%d}' % (
-            total,
-            self.page,
-            self.page_size,
-            total_pages,
-        )
-        if not items:
-            return b'{"items":[' + tail
-        # One join over [head, item, ",", item, ..., item, tail]: a page (~100 KB) is copied
-        # once, not twice as with a nested join.
-        parts: list[bytes | memoryview] = [b","] * (2 * len(items) + 1)
-        parts[0] = b'{"items":['
-        parts[1::2] = items
-        parts[-1] = tail
-        return b"".join(parts)
+_PLANS: dict[type[pydantic.BaseModel], _Plan] = {}
 
 
-def page_params(req: falcon.Request) -> Page:
-    return Page(
-        int_param(req, "page", PAGE_DEFAULT, 1),
-        int_param(req, "page_size", PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX),
+def parse(req: falcon.Request, model: type[Query]) -> Query:
+    plan = _PLANS.get(model) or _PLANS.setdefault(model, _Plan(model))
+    given: dict[str, Any] = {}
+    params = req.params
+    if params:
+        for name, is_list in plan.fields:
+            value = params.get(name)
+            if value is None:
+                continue
+            if is_list:
+                given[name] = value if isinstance(value, list) else [value]
+            else:
+                given[name] = value[-1] if isinstance(value, list) else value
+    if not given and plan.defaults is not None:
+        return plan.defaults  # type: ignore[return-value]
+    try:
+        return model.model_validate(given)
+    except pydantic.ValidationError as exc:
+        raise invalid_request(exc, "query") from None
+
+
+def int_text(value: int) -> str:
+    """Decimal digits of any int: `%d` refuses over 4,300 digits (sys.int_info), and any
+    page >= 1 is valid, however large."""
+    if value < _CHUNK_LIMIT:
+        return str(value)
+    high, low = divmod(value, _CHUNK_LIMIT)
+    return int_text(high) + str(low).zfill(_CHUNK_DIGITS)
+
+
+_CHUNK_DIGITS = 4000
+_CHUNK_LIMIT = 10**_CHUNK_DIGITS
+
+
+def page_key(page: PageQuery) -> object:
+    """The page number as part of a cache key: the int itself when `repr` can print it."""
+    return page.page if page.page < _CHUNK_LIMIT else int_text(page.page)
+
+
+def list_body(page: PageQuery, items: Sequence[bytes | memoryview], total: int) -> bytes:
+    """The ArticleList/CommentList envelope (app.models) around pre-serialised items.
+
+    Written by hand rather than by the model: the items are already bytes, and `page` may
+    exceed 64 bits. tests/test_models.py checks it against the declared model.
+    """
+    total_pages = -(-total // page.page_size)
+    number = page.page
+    page_digits = b"%d" % number if number < _CHUNK_LIMIT else int_text(number).encode()
+    tail = b'],"total":%d,"page":%b,"page_size":%d,"total_pages":%d}' % (
+        total,
+        page_digits,
+        page.page_size,
+        total_pages,
     )
-
-
-def limit_param(req: falcon.Request) -> int:
-    return int_param(req, "limit", LIMIT_DEFAULT, 1, LIMIT_MAX)
-
-
-def search_query(req: falcon.Request) -> str:
-    """`q`: trimmed, 1 to 200 characters (contract, section 3)."""
-    raw = raw_param(req, "q")
-    if raw is None:
-        raise validation_error(error_item(("query", "q"), "Field required", "missing"))
-    q = raw.strip()
-    if not q:
-        raise validation_error(
-            error_item(
-                ("query", "q"),
-                "String should have at least 1 character",
-                "string_too_short",
-                input=raw,
-                ctx={"min_length": 1},
-            )
-        )
-    if len(q) > QUERY_MAX_CHARS:
-        raise validation_error(
-            error_item(
-                ("query", "q"),
-                f"String should have at most {QUERY_MAX_CHARS} characters",
-                "string_too_long",
-                input=raw,
-                ctx={"max_length": QUERY_MAX_CHARS},
-            )
-        )
-    return q
-
-
-def choice_param(req: falcon.Request, name: str, choices: tuple[str, ...]) -> str:
-    """An enumerated parameter; the first choice is the default."""
-    raw = raw_param(req, name)
-    if raw is None:
-        return choices[0]
-    if raw not in choices:
-        expected = " or ".join(f"'{c}'" for c in choices)
-        raise validation_error(
-            error_item(
-                ("query", name),
-                f"Input should be {expected}",
-                "literal_error",
-                input=raw,
-                ctx={"expected": expected},
-            )
-        )
-    return raw
+    if not items:
+        return b'{"items":[' + tail
+    # One join over [head, item, ",", item, ..., item, tail]: a page (~100 KB) is copied
+    # once, not twice as with a nested join.
+    parts: list[bytes | memoryview] = [b","] * (2 * len(items) + 1)
+    parts[0] = b'{"items":['
+    parts[1::2] = items
+    parts[-1] = tail
+    return b"".join(parts)

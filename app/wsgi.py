@@ -1,6 +1,7 @@
-"""The WSGI application, `app.wsgi:app` (API contract, section 6).
+"""The WSGI application, `app.wsgi:app` (docs/api.md §6).
 
 `create_app()` wires one request path: Falcon route -> resource -> bundle slices -> bytes.
+Every path comes from the route table (app/routes.py), which also writes /openapi.json.
 `app` is created on first access, so importing this module (tests, tools) has no side
 effects; gunicorn's `app.wsgi:app` triggers it, in the master when preloading.
 """
@@ -14,18 +15,17 @@ from typing import Any
 import falcon
 import orjson
 
-from app import errors
+from app import errors, routes
 from app.bundle.reader import BundleError
 from app.bundle.store import BundleStore
 from app.comments import create_comment_service
 from app.config import ConfigError, Settings
+from app.metrics import Metrics, MetricsResource
 from app.middleware import SecurityHeaders
 from app.openapi import openapi_document
-from app.resources import articles, ops
+from app.resources import articles, docs, ops
 
 log = logging.getLogger("app")
-
-API = "/api/v1"
 
 
 def create_app(settings: Settings | None = None) -> falcon.App:
@@ -35,21 +35,27 @@ def create_app(settings: Settings | None = None) -> falcon.App:
         settings, lambda language, article_id: store.current().has_article(language, article_id)
     )
 
-    app = falcon.App(middleware=[SecurityHeaders()])
+    metrics = Metrics(store)
+    app = falcon.App(middleware=[SecurityHeaders(), metrics])
     app.req_options.keep_blank_qs_values = True  # `page=` is a 422, `category=` no filter
     errors.install(app)
 
     age = settings.cache_max_age
-    app.add_route(f"{API}/{{language}}/articles", articles.ArticleCollection(store, age))
-    app.add_route(f"{API}/{{language}}/articles/latest", articles.LatestArticles(store, age))
-    app.add_route(f"{API}/{{language}}/articles/search", articles.ArticleSearch(store, age))
-    app.add_route(f"{API}/{{language}}/articles/{{article_id}}", articles.ArticleItem(store, age))
-    app.add_route(f"{API}/{{language}}/categories", articles.Categories(store, age))
-    comments.add_routes(app)
-    app.add_route("/health", ops.Health())
-    app.add_route("/ready", ops.Ready(store, comments.ready_problem))
-    document = openapi_document(comments.openapi_paths())
-    app.add_route("/openapi.json", ops.OpenAPI(orjson.dumps(document)))
+    resources: dict[str, object] = {
+        "articles": articles.ArticleCollection(store, age),
+        "latest": articles.LatestArticles(store, age),
+        "search": articles.ArticleSearch(store, age),
+        "article": articles.ArticleItem(store, age),
+        "categories": articles.Categories(store, age),
+        **comments.resources(),
+        "health": ops.Health(),
+        "ready": ops.Ready(store, comments.ready_problem),
+        "openapi": ops.OpenAPI(orjson.dumps(openapi_document())),
+        "docs": docs.DocsPage(),
+        "docs_asset": docs.DocsAsset(),
+        "metrics": MetricsResource(metrics),
+    }
+    routes.mount(app, resources)
     return app
 
 

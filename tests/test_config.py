@@ -1,4 +1,4 @@
-"""Settings from the environment (contract section 6, configuration table)."""
+"""Settings from the environment (docs/api.md §6, configuration table)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def test_every_variable_read() -> None:
             "NEWS_COMMENT_RATE_LIMIT": "5/30",
             "NEWS_TRUSTED_PROXIES": "10.0.0.0/8, 127.0.0.1 ,::1",
             "NEWS_BUNDLE_CHECK_INTERVAL": "0.25",
+            "NEWS_PG_POOL_SIZE": "2",
         }
     )
     assert settings.bundle_dir == Path("/srv/bundles")
@@ -45,6 +46,7 @@ def test_every_variable_read() -> None:
         ipaddress.ip_network("::1/128"),
     )
     assert settings.bundle_check_interval == 0.25
+    assert settings.pg_pool_size == 2
 
 
 def test_empty_values_fall_back_to_defaults() -> None:
@@ -106,3 +108,9 @@ def test_cache_max_age_reaches_responses(tmp_path: Path) -> None:
         "/api/v1/en/articles/latest",
     ):
         assert client.simulate_get(path).headers["cache-control"] == "public, max-age=9"
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "four"])
+def test_pool_size_must_be_a_positive_integer(raw: str) -> None:
+    with pytest.raises(ConfigError, match="NEWS_PG_POOL_SIZE"):
+        Settings.from_env({"NEWS_PG_POOL_SIZE": raw})

@@ -1,4 +1,4 @@
-"""The five article operations against the second corpus (spec part 4, contract section 2).
+"""The five article operations against the second corpus (docs/api.md §2).
 
 Expectations come from the oracle in tests.helpers, computed from the source records.
 """

@@ -1,4 +1,4 @@
-"""Errors: order of checks, 400/404/405/422 bodies, parameter parsing (contract section 1)."""
+"""Errors: order of checks, 400/404/405/422 bodies, parameter parsing (docs/api.md §1)."""
 
 from __future__ import annotations
 

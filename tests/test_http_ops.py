@@ -1,4 +1,4 @@
-"""/health, /ready, /openapi.json (contract section 5)."""
+"""/health, /ready, /openapi.json (docs/api.md §5)."""
 
 from __future__ import annotations
 

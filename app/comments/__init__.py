@@ -9,11 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import falcon
-
-from app.comments import openapi
 from app.comments.model import CommentStore, StoreUnavailable
 from app.comments.resources import (
     CommentResource,
@@ -34,12 +30,14 @@ class CommentService:
         self.store = store
         self._ctx = Context(settings, store, article_exists)
 
-    def add_routes(self, app: falcon.App[Any, Any]) -> None:
-        app.add_route(openapi.LIST_PATH, CommentsResource(self._ctx))
-        # A literal segment beats a field in Falcon's router: "count" is never a comment id.
-        app.add_route(openapi.COUNT_PATH, CountResource(self._ctx))
-        app.add_route(openapi.ITEM_PATH, CommentResource(self._ctx))
-        app.add_route(openapi.COUNTS_PATH, CountsResource(self._ctx))
+    def resources(self) -> dict[str, object]:
+        """The comment resources by their name in app/routes.py."""
+        return {
+            "comments": CommentsResource(self._ctx),
+            "comment_count": CountResource(self._ctx),
+            "comment": CommentResource(self._ctx),
+            "comment_counts": CountsResource(self._ctx),
+        }
 
     def ready_problem(self) -> str | None:
         try:
@@ -48,14 +46,11 @@ class CommentService:
             return str(error)  # the first line of the driver's message
         return None
 
-    def openapi_paths(self) -> dict[str, Any]:
-        return openapi.openapi_paths()
-
     def close(self) -> None:
         self.store.close()
 
 
-def open_store(dsn: str) -> CommentStore:
+def open_store(dsn: str, pg_pool_size: int = Settings.pg_pool_size) -> CommentStore:
     """`sqlite:///relative/path`, `sqlite:////absolute/path` or `postgresql://...`."""
     if dsn.startswith("sqlite:///") and len(dsn) > len("sqlite:///"):
         from app.comments.sqlite import SQLiteStore
@@ -65,7 +60,7 @@ def open_store(dsn: str) -> CommentStore:
         from app.comments.postgres import PostgresStore
 
         try:
-            return PostgresStore(dsn)
+            return PostgresStore(dsn, max_size=pg_pool_size)
         except Exception as error:  # psycopg.ProgrammingError: unparsable conninfo
             raise ConfigError(f"NEWS_COMMENTS_DSN is not a valid PostgreSQL DSN: {error}") from None
     raise ConfigError("NEWS_COMMENTS_DSN must start with sqlite:/// or postgresql://")
@@ -74,4 +69,6 @@ def open_store(dsn: str) -> CommentStore:
 def create_comment_service(
     settings: Settings, article_exists: Callable[[str, str], bool]
 ) -> CommentService:
-    return CommentService(settings, open_store(settings.comments_dsn), article_exists)
+    return CommentService(
+        settings, open_store(settings.comments_dsn, settings.pg_pool_size), article_exists
+    )

@@ -1,38 +1,19 @@
-"""Comment records, store errors and the store interface shared by both backends."""
+"""Comment records, store errors and the store interface shared by both backends.
+
+A stored comment is the wire model `app.models.Comment`."""
 
 from __future__ import annotations
 
 import os
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Protocol
 
-Order = Literal["newest", "oldest"]
+from app.models import Comment, CommentOrder
+
+Order = CommentOrder
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
-
-@dataclass(frozen=True, slots=True)
-class Comment:
-    id: str
-    article_id: str
-    language: str
-    parent_id: str | None
-    author: str
-    content: str
-    created_at: datetime
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "article_id": self.article_id,
-            "language": self.language,
-            "parent_id": self.parent_id,
-            "author": self.author,
-            "content": self.content,
-            "created_at": format_timestamp(self.created_at),
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,19 +75,6 @@ class CommentStore(Protocol):
     def delete(self, language: str, article_id: str, comment_id: str) -> bool: ...
     def ping(self) -> None: ...
     def close(self) -> None: ...
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def format_timestamp(value: datetime) -> str:
-    """RFC 3339 UTC with microseconds; fixed width, so the text also sorts by time."""
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_timestamp(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
 
 
 def new_comment_id() -> str:

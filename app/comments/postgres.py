@@ -42,6 +42,7 @@ class _Pool(ConnectionPool[psycopg.Connection[Any]]):
 
 class PostgresStore(SQLStore):
     dialect = "postgres"
+    param = "%s"
 
     def __init__(
         self,
@@ -136,9 +137,6 @@ class PostgresStore(SQLStore):
     def _ts_out(self, value: Any) -> datetime:
         assert isinstance(value, datetime)  # timestamptz arrives as an aware datetime
         return value.astimezone(UTC)
-
-    def _sql(self, statement: str) -> str:
-        return statement.replace("?", "%s")
 
     def _unique_violation(self, error: BaseException) -> bool:
         return isinstance(error, psycopg.errors.UniqueViolation)

@@ -1,4 +1,4 @@
-"""HTTP resources for the comment routes (API contract, section 4).
+"""HTTP resources for the comment routes (docs/api.md §4).
 
 Every operation checks, in order: language (400), parameters and body (415/413/422),
 the article (404), then the comment. Responses are never cacheable.
@@ -12,7 +12,6 @@ from typing import Any, NoReturn, TypeVar
 from urllib.parse import quote
 
 import falcon
-import orjson
 
 from app.comments.clients import client_identity
 from app.comments.model import (
@@ -23,16 +22,22 @@ from app.comments.model import (
     RateLimited,
     StoreUnavailable,
 )
-from app.comments.validation import parent_not_found, plausible_id, read_create
+from app.comments.validation import parent_not_found, plausible_id, read_create, read_json
 from app.config import Settings
-from app.errors import JSON_TYPE, APIError, article_not_found, error_item, validation_error
+from app.errors import JSON_TYPE, APIError, article_not_found, unsupported_language
+from app.http_cache import no_store
 from app.languages import LANGUAGE_SET
-from app.params import choice_param, page_params
+from app.models import (
+    CommentCount,
+    CommentCounts,
+    CommentCountsQuery,
+    CommentCountsRequest,
+    CommentListQuery,
+)
+from app.params import list_body, parse
 
 T = TypeVar("T")
 ArticleExists = Callable[[str, str], bool]
-
-MAX_BATCH = 100
 
 
 class Context:
@@ -45,11 +50,14 @@ class Context:
         self.store = store
         self.article_exists = article_exists
 
-    def begin(self, resp: falcon.Response, language: str) -> None:
-        # Set first so that error responses are not cached either.
-        resp.set_header("Cache-Control", "no-store")
+    def begin(self, resp: falcon.Response, language: str, article_id: str | None = None) -> None:
+        """The first checks of every comment operation: the language, then (when given and
+        nothing else comes between) the article."""
+        no_store(resp)  # first, so that error responses are not cached either
         if language not in LANGUAGE_SET:
-            raise APIError(400, f"Unsupported language: {language}")
+            raise unsupported_language(language)
+        if article_id is not None:
+            self.require_article(language, article_id)
 
     def require_article(self, language: str, article_id: str) -> None:
         if not self.article_exists(language, article_id):
@@ -92,13 +100,17 @@ class CommentsResource(_ContextResource):
     ) -> None:
         ctx = self.ctx
         ctx.begin(resp, language)
-        page = page_params(req)
-        order = choice_param(req, "order", ("newest", "oldest"))
+        query = parse(req, CommentListQuery)
         ctx.require_article(language, article_id)
         total, comments = ctx.call(
-            ctx.store.list_page, language, article_id, order, page.page_size, page.offset
+            ctx.store.list_page,
+            language,
+            article_id,
+            query.order,
+            query.page_size,
+            query.offset,
         )
-        _send(resp, page.list_body([orjson.dumps(c.to_json()) for c in comments], total))
+        _send(resp, list_body(query, [c.model_dump_json().encode() for c in comments], total))
 
     on_head = on_get
 
@@ -131,49 +143,46 @@ class CommentsResource(_ContextResource):
         resp.set_header("Location", comment_location(language, article_id, comment.id))
         if created.replayed:
             resp.set_header("Idempotent-Replayed", "true")
-        _send(resp, orjson.dumps(comment.to_json()), 201)
+        _send(resp, comment.model_dump_json().encode(), 201)
 
 
 class CommentResource(_ContextResource):
     """`/api/v1/{language}/articles/{article_id}/comments/{comment_id}`: get and delete."""
 
-    def on_get(
-        self,
-        req: falcon.Request,
-        resp: falcon.Response,
-        language: str,
-        article_id: str,
-        comment_id: str,
-    ) -> None:
+    def on_get(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
         ctx = self.ctx
-        ctx.begin(resp, language)
-        ctx.require_article(language, article_id)
-        if not plausible_id(comment_id):
-            _comment_not_found()
-        comment = ctx.call(ctx.store.get, language, article_id, comment_id)
+        comment = ctx.call(ctx.store.get, *self._target(req, resp, **path))
         if comment is None:
             _comment_not_found()
-        _send(resp, orjson.dumps(comment.to_json()))
+        _send(resp, comment.model_dump_json().encode())
 
     on_head = on_get
 
-    def on_delete(
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
+        ctx = self.ctx
+        if not ctx.call(ctx.store.delete, *self._target(req, resp, admin=True, **path)):
+            _comment_not_found()
+        resp.status = 204
+
+    def _target(
         self,
         req: falcon.Request,
         resp: falcon.Response,
         language: str,
         article_id: str,
         comment_id: str,
-    ) -> None:
+        admin: bool = False,
+    ) -> tuple[str, str, str]:
+        """The checks before the store is asked, in order: language, the admin token, the
+        article, then whether the id could be one this service issued."""
         ctx = self.ctx
         ctx.begin(resp, language)
-        self._authorize(req)
+        if admin:
+            self._authorize(req)
         ctx.require_article(language, article_id)
-        if not plausible_id(comment_id) or not ctx.call(
-            ctx.store.delete, language, article_id, comment_id
-        ):
+        if not plausible_id(comment_id):
             _comment_not_found()
-        resp.status = 204
+        return language, article_id, comment_id
 
     def _authorize(self, req: falcon.Request) -> None:
         challenge = {"WWW-Authenticate": 'Bearer realm="comments"'}
@@ -196,39 +205,34 @@ class CountResource(_ContextResource):
     def on_get(
         self, req: falcon.Request, resp: falcon.Response, language: str, article_id: str
     ) -> None:
-        ctx = self.ctx
-        ctx.begin(resp, language)
-        ctx.require_article(language, article_id)
-        count = ctx.call(ctx.store.count, language, article_id)
-        _send(resp, orjson.dumps({"article_id": article_id, "language": language, "count": count}))
+        self.ctx.begin(resp, language, article_id)
+        count = self.ctx.call(self.ctx.store.count, language, article_id)
+        body = CommentCount(article_id=article_id, language=language, count=count)
+        _send(resp, body.model_dump_json().encode())
 
     on_head = on_get
 
 
 class CountsResource(_ContextResource):
-    """`/api/v1/{language}/comments/counts?article_id=A&article_id=B`."""
+    """`/api/v1/{language}/comments/counts`: ids in the query (GET) or in the body (POST).
+
+    The POST form is a read like the GET: no rate limit, no Idempotency-Key.
+    """
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
+        self.ctx.begin(resp, language)
+        self._answer(resp, language, parse(req, CommentCountsQuery).article_id)
+
+    on_head = on_get
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
+        self.ctx.begin(resp, language)
+        body: CommentCountsRequest = read_json(req, CommentCountsRequest)
+        self._answer(resp, language, body.article_ids)
+
+    def _answer(self, resp: falcon.Response, language: str, ids: list[str]) -> None:
         ctx = self.ctx
-        ctx.begin(resp, language)
-        raw = req.params.get("article_id")
-        ids: list[str] = [] if raw is None else [raw] if isinstance(raw, str) else list(raw)
-        loc = ("query", "article_id")
-        if not ids:
-            raise validation_error(error_item(loc, "Field required", "missing", input=None))
-        if len(ids) > MAX_BATCH:
-            raise validation_error(
-                error_item(
-                    loc,
-                    f"List should have at most {MAX_BATCH} items after validation, not {len(ids)}",
-                    "too_long",
-                    input=ids,
-                    ctx={"field_type": "List", "max_length": MAX_BATCH, "actual_length": len(ids)},
-                )
-            )
         known = [i for i in dict.fromkeys(ids) if ctx.article_exists(language, i)]
         found = ctx.call(ctx.store.counts, language, known) if known else {}
         counts = {i: found.get(i) for i in ids}
-        _send(resp, orjson.dumps({"language": language, "counts": counts}))
-
-    on_head = on_get
+        _send(resp, CommentCounts(language=language, counts=counts).model_dump_json().encode())

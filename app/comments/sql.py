@@ -40,13 +40,13 @@ from app.comments.model import (
     StoreUnavailable,
     new_comment_id,
 )
+from app.metrics import COMMENT_STORE_ERRORS
 
 log = logging.getLogger("app.comments")
 
 T = TypeVar("T")
 
 _COLUMNS = "id, article_id, language, parent_id, author, content, created_at"
-_VISIBLE = "language = ? AND article_id = ? AND deleted_at IS NULL"
 # After a failure to get a connection, fail fast for this long instead of letting every
 # request wait out the connect timeout again; recovery is at most this much later.
 BREAKER_SECONDS = 1.0
@@ -56,8 +56,13 @@ SWEEP_SECONDS = 60.0
 
 class SQLStore(ABC):
     dialect: Dialect
+    # The driver's parameter marker: every statement below is written with it, so no SQL
+    # text is ever rewritten (a `?` is also a PostgreSQL operator).
+    param: str
 
     def __init__(self) -> None:
+        p = self.param
+        self._where_visible = f"language = {p} AND article_id = {p} AND deleted_at IS NULL"
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._migrated = False
@@ -91,10 +96,6 @@ class SQLStore(ABC):
     def _ts_out(self, value: Any) -> datetime: ...
 
     @abstractmethod
-    def _sql(self, statement: str) -> str:
-        """Rewrite `?` placeholders for the driver."""
-
-    @abstractmethod
     def _unique_violation(self, error: BaseException) -> bool: ...
 
     @abstractmethod
@@ -123,12 +124,17 @@ class SQLStore(ABC):
         self._check_fork()
         self._close()
 
+    def _marks(self, n: int) -> str:
+        """`n` parameter markers, comma-separated."""
+        return ", ".join([self.param] * n)
+
     def _exec(self, conn: Any, statement: str, params: tuple[Any, ...] = ()) -> Any:
-        return conn.execute(self._sql(statement), params)
+        return conn.execute(statement, params)
 
     def _run(self, operation: Callable[[Any], T]) -> T:
         self._check_fork()
         if time.monotonic() < self._down_until:
+            COMMENT_STORE_ERRORS.labels("breaker_open").inc()
             raise StoreUnavailable(self._down_reason)
         try:
             with self._connection() as conn:
@@ -139,6 +145,7 @@ class SQLStore(ABC):
             if not self._unavailable(error):
                 raise
             reason = self._reason(error)
+            COMMENT_STORE_ERRORS.labels("unavailable").inc()
             log.warning("comment store unavailable: %s", reason)
             if self._breaker_trips(error):
                 self._down_reason = reason
@@ -178,7 +185,8 @@ class SQLStore(ABC):
                     self._exec(conn, statement)
                 self._exec(
                     conn,
-                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    "INSERT INTO schema_migrations (version, name, applied_at)"
+                    f" VALUES ({self._marks(3)})",
                     (migration.version, migration.name, self._ts_in(datetime.now(UTC))),
                 )
                 log.info("comment store: applied migration %d", migration.version)
@@ -189,7 +197,7 @@ class SQLStore(ABC):
                 value = secrets.token_bytes(32)
                 self._exec(
                     conn,
-                    "INSERT INTO comment_secrets (name, value) VALUES (?, ?)",
+                    f"INSERT INTO comment_secrets (name, value) VALUES ({self._marks(2)})",
                     (RATE_KEY_SECRET, value),
                 )
         return value
@@ -209,7 +217,7 @@ class SQLStore(ABC):
 
     def _stored_secret(self, conn: Any) -> bytes | None:
         row = self._exec(
-            conn, "SELECT value FROM comment_secrets WHERE name = ?", (RATE_KEY_SECRET,)
+            conn, f"SELECT value FROM comment_secrets WHERE name = {self.param}", (RATE_KEY_SECRET,)
         ).fetchone()
         return None if row is None else bytes(row[0])
 
@@ -232,7 +240,9 @@ class SQLStore(ABC):
         def op(conn: Any) -> tuple[int, list[Comment]]:
             with self._read(conn):
                 (total,) = self._exec(
-                    conn, f"SELECT count(*) FROM comments WHERE {_VISIBLE}", (language, article_id)
+                    conn,
+                    f"SELECT count(*) FROM comments WHERE {self._where_visible}",
+                    (language, article_id),
                 ).fetchone()
                 # A page past the end is answered without asking the database for an
                 # offset that may not even fit its integer type.
@@ -240,8 +250,9 @@ class SQLStore(ABC):
                     return total, []
                 rows = self._exec(
                     conn,
-                    f"SELECT {_COLUMNS} FROM comments WHERE {_VISIBLE}"
-                    f" ORDER BY created_at {direction}, id {direction} LIMIT ? OFFSET ?",
+                    f"SELECT {_COLUMNS} FROM comments WHERE {self._where_visible}"
+                    f" ORDER BY created_at {direction}, id {direction}"
+                    f" LIMIT {self.param} OFFSET {self.param}",
                     (language, article_id, limit, offset),
                 ).fetchall()
             return total, [self._comment(row) for row in rows]
@@ -250,7 +261,7 @@ class SQLStore(ABC):
 
     def count(self, language: str, article_id: str) -> int:
         def op(conn: Any) -> int:
-            sql = f"SELECT count(*) FROM comments WHERE {_VISIBLE}"
+            sql = f"SELECT count(*) FROM comments WHERE {self._where_visible}"
             return int(self._exec(conn, sql, (language, article_id)).fetchone()[0])
 
         return self._run(op)
@@ -261,11 +272,11 @@ class SQLStore(ABC):
             return {}
 
         def op(conn: Any) -> dict[str, int]:
-            marks = ", ".join("?" * len(unique))
             rows = self._exec(
                 conn,
-                "SELECT article_id, count(*) FROM comments WHERE language = ?"
-                f" AND article_id IN ({marks}) AND deleted_at IS NULL GROUP BY article_id",
+                f"SELECT article_id, count(*) FROM comments WHERE language = {self.param}"
+                f" AND article_id IN ({self._marks(len(unique))}) AND deleted_at IS NULL"
+                " GROUP BY article_id",
                 (language, *unique),
             ).fetchall()
             found = {row[0]: int(row[1]) for row in rows}
@@ -278,8 +289,8 @@ class SQLStore(ABC):
             with self._write(conn, None):
                 cursor = self._exec(
                     conn,
-                    "UPDATE comments SET deleted_at = ?, author = '', content = ''"
-                    f" WHERE id = ? AND {_VISIBLE}",
+                    f"UPDATE comments SET deleted_at = {self.param}, author = '', content = ''"
+                    f" WHERE id = {self.param} AND {self._where_visible}",
                     (self._ts_in(datetime.now(UTC)), comment_id, language, article_id),
                 )
                 return bool(cursor.rowcount)
@@ -314,7 +325,7 @@ class SQLStore(ABC):
                     self._exec(
                         conn,
                         f"INSERT INTO comments ({_COLUMNS}, idempotency_key, request_hash)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        f" VALUES ({self._marks(9)})",
                         (
                             comment.id,
                             comment.article_id,
@@ -344,14 +355,22 @@ class SQLStore(ABC):
     # -- helpers --------------------------------------------------------------------
 
     def _comment(self, row: tuple[Any, ...]) -> Comment:
-        return Comment(row[0], row[1], row[2], row[3], row[4], row[5], self._ts_out(row[6]))
+        return Comment(
+            id=row[0],
+            article_id=row[1],
+            language=row[2],
+            parent_id=row[3],
+            author=row[4],
+            content=row[5],
+            created_at=self._ts_out(row[6]),
+        )
 
     def _visible(
         self, conn: Any, language: str, article_id: str, comment_id: str
     ) -> Comment | None:
         row = self._exec(
             conn,
-            f"SELECT {_COLUMNS} FROM comments WHERE id = ? AND {_VISIBLE}",
+            f"SELECT {_COLUMNS} FROM comments WHERE id = {self.param} AND {self._where_visible}",
             (comment_id, language, article_id),
         ).fetchone()
         return None if row is None else self._comment(row)
@@ -360,7 +379,8 @@ class SQLStore(ABC):
         row = self._exec(
             conn,
             f"SELECT {_COLUMNS}, deleted_at, request_hash FROM comments"
-            " WHERE language = ? AND article_id = ? AND idempotency_key = ?",
+            f" WHERE language = {self.param} AND article_id = {self.param}"
+            f" AND idempotency_key = {self.param}",
             (new.language, new.article_id, new.idempotency_key),
         ).fetchone()
         if row is None:
@@ -378,19 +398,21 @@ class SQLStore(ABC):
         since = now - rate.seconds
         self._exec(
             conn,
-            "DELETE FROM comment_rate_events WHERE client_key = ? AND at <= ?",
+            f"DELETE FROM comment_rate_events WHERE client_key = {self.param}"
+            f" AND at <= {self.param}",
             (client_key, since),
         )
         used, oldest = self._exec(
             conn,
-            "SELECT count(*), min(at) FROM comment_rate_events WHERE client_key = ? AND at > ?",
+            "SELECT count(*), min(at) FROM comment_rate_events"
+            f" WHERE client_key = {self.param} AND at > {self.param}",
             (client_key, since),
         ).fetchone()
         if used >= rate.count:
             raise RateLimited(max(1, math.ceil(oldest + rate.seconds - now)))
         self._exec(
             conn,
-            "INSERT INTO comment_rate_events (client_key, at) VALUES (?, ?)",
+            f"INSERT INTO comment_rate_events (client_key, at) VALUES ({self._marks(2)})",
             (client_key, now),
         )
 
@@ -399,7 +421,9 @@ class SQLStore(ABC):
         if time.monotonic() < self._next_sweep:
             return
         self._next_sweep = time.monotonic() + SWEEP_SECONDS
-        self._exec(conn, "DELETE FROM comment_rate_events WHERE at <= ?", (now - rate.seconds,))
+        self._exec(
+            conn, f"DELETE FROM comment_rate_events WHERE at <= {self.param}", (now - rate.seconds,)
+        )
 
 
 def short_reason(error: BaseException) -> str:

@@ -11,8 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from app.comments.model import format_timestamp, parse_timestamp
 from app.comments.sql import SQLStore
+from app.timestamps import format_timestamp, parse_timestamp
 
 # Idle connections kept for reuse; more threads than this just open extra connections.
 _IDLE_MAX = 32
@@ -20,6 +20,7 @@ _IDLE_MAX = 32
 
 class SQLiteStore(SQLStore):
     dialect = "sqlite"
+    param = "?"
 
     # Writes take milliseconds in WAL mode; a lock held for seconds is a stuck writer, and a
     # sync worker waiting on it serves nothing else meanwhile, so give up (503) early.
@@ -116,13 +117,11 @@ class SQLiteStore(SQLStore):
         conn.execute("COMMIT")
 
     def _ts_in(self, value: datetime) -> str:
-        return format_timestamp(value)
+        # Fixed width, so the text sorts by time as the (created_at, id) index needs.
+        return format_timestamp(value, microseconds=True)
 
     def _ts_out(self, value: Any) -> datetime:
         return parse_timestamp(value)
-
-    def _sql(self, statement: str) -> str:
-        return statement
 
     def _unique_violation(self, error: BaseException) -> bool:
         return isinstance(error, sqlite3.IntegrityError) and "UNIQUE" in str(error)

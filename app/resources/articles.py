@@ -1,6 +1,6 @@
-"""The article and category operations (service spec, part 4; API contract, section 2).
+"""The article and category operations (docs/api.md §2).
 
-Every responder follows the contract's order of checks: language, then parameters,
+Every responder follows the documented order of checks: language, then parameters,
 then existence. Bodies are assembled from pre-serialised slices of the bundle.
 """
 
@@ -16,6 +16,7 @@ from app.bundle.store import BundleStore
 from app.errors import article_not_found, unsupported_language
 from app.http_cache import send_cacheable
 from app.languages import LANGUAGE_SET
+from app.models import ArticleListQuery, LatestQuery, SearchQuery
 
 # Part of every collection ETag: bump it when the envelope the server writes changes.
 _ENVELOPE_VERSION = "1"
@@ -46,8 +47,8 @@ class ArticleCollection(_BundleResource):
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
-        page = params.page_params(req)
-        category = params.raw_param(req, "category") or None  # empty means no filter
+        page = params.parse(req, ArticleListQuery)
+        category = page.category or None  # empty means no filter
         start, stop = page.offset, page.offset + page.page_size
         if category is None:
             total = data.count
@@ -56,8 +57,8 @@ class ArticleCollection(_BundleResource):
             positions = data.category_positions(category)
             total = len(positions)
             items = [data.article(p) for p in positions[start:stop]] if start < total else []
-        body = page.list_body(items, total)
-        etag = _collection_etag(data, "list", page.page, page.page_size, category)
+        body = params.list_body(page, items, total)
+        etag = _collection_etag(data, "list", params.page_key(page), page.page_size, category)
         send_cacheable(req, resp, etag, self.max_age, body)
 
     on_head = on_get
@@ -68,7 +69,7 @@ class LatestArticles(_BundleResource):
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
-        limit = params.limit_param(req)
+        limit = params.parse(req, LatestQuery).limit
         body = b"[%b]" % data.summaries_run(0, min(limit, data.count))
         send_cacheable(req, resp, _collection_etag(data, "latest", limit), self.max_age, body)
 
@@ -80,11 +81,11 @@ class ArticleSearch(_BundleResource):
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
-        q = params.search_query(req)
-        page = params.page_params(req)
-        total, positions = data.searcher.search(q, page.offset, page.page_size)
-        body = page.list_body([data.article(p) for p in positions], total)
-        etag = _collection_etag(data, "search", q, page.page, page.page_size)
+        page = params.parse(req, SearchQuery)
+        q = page.q
+        total, positions = data.search(q, page.offset, page.page_size)
+        body = params.list_body(page, [data.article(p) for p in positions], total)
+        etag = _collection_etag(data, "search", q, params.page_key(page), page.page_size)
         send_cacheable(req, resp, etag, self.max_age, body)
 
     on_head = on_get
@@ -97,11 +98,11 @@ class ArticleItem(_BundleResource):
         self, req: falcon.Request, resp: falcon.Response, language: str, article_id: str
     ) -> None:
         data = _language(self.store, language)
-        pos = data.find(article_id)
-        if pos is None:
+        gid = data.find(article_id)
+        if gid is None:
             raise article_not_found()
-        etag = f'"{data.etag(pos)}"'
-        send_cacheable(req, resp, etag, self.max_age, data.article(pos).tobytes())
+        etag = f'"{data.etag_by_gid(gid)}"'
+        send_cacheable(req, resp, etag, self.max_age, data.article_by_gid(gid).tobytes())
 
     on_head = on_get
 

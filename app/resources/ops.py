@@ -1,4 +1,4 @@
-"""Operational endpoints: /health, /ready, /openapi.json (API contract, section 5)."""
+"""Operational endpoints: /health, /ready, /openapi.json (docs/api.md §5)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,11 @@ class Ready:
             resp.status = falcon.HTTP_503
             resp.data = orjson.dumps({"detail": f"Comment store unavailable: {problem}"})
             return
-        resp.data = orjson.dumps({"status": "ready", "bundle": bundle.bundle_id})
+        body = {"status": "ready", "bundle": bundle.bundle_id}
+        if self.store.rejection is not None:
+            # Still ready (the old bundle serves), but the operator must see the refusal.
+            body["rejected_bundle"] = self.store.rejection
+        resp.data = orjson.dumps(body)
 
     on_head = on_get
 

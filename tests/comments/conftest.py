@@ -16,7 +16,7 @@ from typing import Any
 import falcon
 import pytest
 
-from app import errors
+from app import errors, routes
 from app.comments import CommentService, create_comment_service
 from app.comments.model import CommentStore
 from app.config import Settings
@@ -72,7 +72,7 @@ def build() -> Iterator[Callable[..., Client]]:
         services.append(service)
         app = falcon.App()
         errors.install(app)
-        service.add_routes(app)
+        routes.mount(app, service.resources(), partial=True)
         client = Client(app)
         client.service = service
         return client

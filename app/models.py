@@ -1,0 +1,508 @@
+"""Every shape on the wire, declared once with Pydantic (docs/api.md; choice: docs/models.md).
+
+From these classes come: the builder's validation and serialisation of articles
+(app/build/records.py, app/build/compile.py), request validation and its 422 items
+(app/params.py, app/comments/validation.py), and the components of /openapi.json
+(app/openapi.py). A new field is one line here plus its test.
+
+Field order is the order keys appear in response bodies.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StrictStr,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticKnownError
+
+from app.bundle.format import MAX_ID_CHARS, RESERVED_IDS
+from app.languages import LANGUAGES
+from app.timestamps import format_timestamp, parse_timestamp
+
+PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX = 20, 100
+LIMIT_DEFAULT, LIMIT_MAX = 10, 50
+QUERY_MAX_CHARS = 200
+AUTHOR_MAX = 80
+CONTENT_MAX = 5000
+COUNTS_MAX_IDS = 100
+# Longer strings cannot be ids this service issued (article ids are bounded by the builder).
+ID_MAX = MAX_ID_CHARS
+# "Any page >= 1 is accepted, however large", but a request line (8190 bytes in gunicorn)
+# cannot carry more digits than this; the bound keeps big-integer work small.
+MAX_INT_DIGITS = 10_000
+IDEMPOTENCY_KEY_MAX = 200
+
+T = TypeVar("T")
+
+Language = StrEnum("Language", {code: code for code in LANGUAGES})  # type: ignore[misc]
+Language.__doc__ = "One of the nine language codes."
+
+
+def _wire_config(title: str | None = None, **extra: Any) -> ConfigDict:
+    # Response schemas are generated in serialisation mode: every field the server always
+    # writes is required, defaults included.
+    config = ConfigDict(
+        extra="ignore",
+        json_schema_serialization_defaults_required=True,
+        use_attribute_docstrings=True,
+    )
+    if title:
+        config["title"] = title
+    config.update(extra)  # type: ignore[typeddict-item]
+    return config
+
+
+# -- timestamps --------------------------------------------------------------------------
+
+
+def _timestamp(value: Any) -> datetime:
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        raise PydanticKnownError("string_type")
+    return parse_timestamp(value)  # ValueError -> "Value error, ..."
+
+
+_TIMESTAMP_SCHEMA = {"type": "string", "format": "date-time", "examples": ["2026-11-20T08:30:00Z"]}
+Timestamp = Annotated[
+    datetime,
+    BeforeValidator(_timestamp),
+    PlainSerializer(format_timestamp, return_type=str),
+    WithJsonSchema(_TIMESTAMP_SCHEMA),
+]
+CommentTimestamp = Annotated[
+    datetime,
+    BeforeValidator(_timestamp),
+    PlainSerializer(lambda v: format_timestamp(v, microseconds=True), return_type=str),
+    WithJsonSchema({**_TIMESTAMP_SCHEMA, "examples": ["2026-11-20T08:30:00.123456Z"]}),
+]
+
+
+# -- articles ----------------------------------------------------------------------------
+
+
+def _has_control(text: str) -> bool:
+    return any(unicodedata.category(ch) == "Cc" for ch in text)
+
+
+def _article_id(value: str) -> str:
+    if len(value) > MAX_ID_CHARS:
+        raise ValueError(f"is {len(value)} characters, the maximum is {MAX_ID_CHARS}")
+    if "/" in value:
+        raise ValueError(f"must not contain '/': {value!r}")
+    if _has_control(value):
+        raise ValueError(f"must not contain control characters: {value!r}")
+    if value in RESERVED_IDS:
+        raise ValueError(f"{value!r} is reserved (it names an operation)")
+    if value in (".", ".."):
+        raise ValueError(f"{value!r} cannot be addressed in a URL path")
+    return value
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+ArticleId = Annotated[
+    StrictStr,
+    Field(min_length=1, description="Unique within its language.", examples=["ko-0001"]),
+    AfterValidator(_article_id),
+]
+Text = Annotated[StrictStr, AfterValidator(_not_blank)]
+
+
+class Article(BaseModel):
+    """A news article (get by id; items of ArticleList). Also the builder's source record:
+    `tags`, `author`, `image_url` and `updated_at` may be left out of a source line."""
+
+    model_config = _wire_config(strict=False)
+
+    id: ArticleId
+    language: Language  # type: ignore[valid-type]
+    title: Text
+    summary: Text
+    """One or two sentences."""
+    content: Text
+    """Body text, paragraphs separated by a blank line."""
+    category: Text
+    """As written in the source, e.g. `politics`, `경제`."""
+    tags: Annotated[list[StrictStr], BeforeValidator(lambda v: [] if v is None else v)] = []
+    author: StrictStr | None = None
+    image_url: StrictStr | None = None
+    published_at: Timestamp
+    updated_at: Timestamp
+    """Equals `published_at` when the article was never updated."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _never_updated(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("updated_at") is None and "published_at" in data:
+            return {**data, "updated_at": data["published_at"]}
+        return data
+
+    @field_validator("updated_at")
+    @classmethod
+    def _not_before_published(cls, value: datetime, info: ValidationInfo) -> datetime:
+        published = info.data.get("published_at")
+        if published is not None and value < published:
+            raise ValueError("is earlier than published_at")
+        return value
+
+
+class ArticleSummary(BaseModel):
+    """The short form of an article (latest)."""
+
+    model_config = _wire_config()
+
+    id: str
+    language: Language  # type: ignore[valid-type]
+    title: str
+    summary: str
+    category: str
+    image_url: str | None
+    published_at: Timestamp
+
+
+class _Page(BaseModel, Generic[T]):
+    """The envelope of list, search and comment list; serialised by hand in app/params.py
+    for speed, and checked against this declaration by tests."""
+
+    model_config = _wire_config()
+
+    items: list[T]
+    total: Annotated[int, Field(ge=0)]
+    """Items the request selects, over all pages."""
+    page: Annotated[int, Field(ge=1)]
+    page_size: Annotated[int, Field(ge=1, le=PAGE_SIZE_MAX)]
+    total_pages: Annotated[int, Field(ge=0)]
+    """ceil(total / page_size); 0 when total is 0."""
+
+
+class ArticleList(_Page[Article]):
+    """A page of articles; a page past the end has no items and the true total."""
+
+
+# -- comments ----------------------------------------------------------------------------
+
+
+class Comment(BaseModel):
+    """A reader's comment on one article in one language."""
+
+    model_config = _wire_config(frozen=True)
+
+    id: str
+    article_id: str
+    language: Language  # type: ignore[valid-type]
+    parent_id: str | None
+    """The comment this one replies to, or null."""
+    author: str
+    content: str
+    created_at: CommentTimestamp
+    """RFC 3339 UTC with fractional seconds."""
+
+
+class CommentList(_Page[Comment]):
+    """A page of comments, newest first unless `order=oldest`."""
+
+
+def _comment_text(single_line: bool) -> Any:
+    def clean(raw: Any) -> Any:
+        if not isinstance(raw, str):
+            return raw  # the strict string check names the type
+        # CRLF is how many clients write a newline; a lone CR stays a rejected control.
+        value = raw.replace("\r\n", "\n")
+        if any(unicodedata.category(ch) == "Cc" and ch not in "\n\t" for ch in value):
+            raise ValueError("control characters are not allowed")
+        value = unicodedata.normalize("NFC", value).strip()
+        if single_line and ("\n" in value or "\t" in value):
+            raise ValueError("must be a single line")
+        return value
+
+    return BeforeValidator(clean)
+
+
+class CommentCreate(BaseModel):
+    """Lengths count characters after trimming and NFC normalisation; control characters
+    other than newline and tab are rejected, and the author must be a single line. Unknown
+    fields are ignored."""
+
+    model_config = _wire_config(
+        json_schema_extra={"examples": [{"author": "Mina", "content": "Well written."}]}
+    )
+
+    author: Annotated[
+        StrictStr, Field(min_length=1, max_length=AUTHOR_MAX), _comment_text(single_line=True)
+    ]
+    content: Annotated[
+        StrictStr, Field(min_length=1, max_length=CONTENT_MAX), _comment_text(single_line=False)
+    ]
+    parent_id: Annotated[StrictStr | None, Field(min_length=1, max_length=ID_MAX)] = None
+    """A comment of the same article to reply to."""
+
+
+class CommentCount(BaseModel):
+    """How many comments the list of one article holds in total."""
+
+    model_config = _wire_config()
+
+    article_id: str
+    language: Language  # type: ignore[valid-type]
+    count: Annotated[int, Field(ge=0)]
+
+
+class CommentCounts(BaseModel):
+    """Comment counts of several articles; null for an id that is not an article."""
+
+    model_config = _wire_config()
+
+    language: Language  # type: ignore[valid-type]
+    counts: dict[str, Annotated[int, Field(ge=0)] | None]
+
+
+ArticleIds = Annotated[
+    list[StrictStr],
+    Field(
+        min_length=1,
+        max_length=COUNTS_MAX_IDS,
+        description=f"1 to {COUNTS_MAX_IDS} article ids.",
+        examples=[["ko-0001", "ko-0002"]],
+    ),
+]
+
+
+class CommentCountsRequest(BaseModel):
+    """The body of the POST form of batch counts, for many or long ids."""
+
+    model_config = _wire_config()
+
+    article_ids: ArticleIds
+
+
+# -- errors and operations ---------------------------------------------------------------
+
+
+class Error(BaseModel):
+    """Every error other than 422."""
+
+    model_config = _wire_config(json_schema_extra={"examples": [{"detail": "Article not found"}]})
+
+    detail: str
+
+
+class ValidationErrorItem(BaseModel):
+    """One problem with a request: where (`loc`), what (`msg`), and its stable `type`."""
+
+    model_config = _wire_config()
+
+    type: str
+    """Pydantic's error type, e.g. `int_parsing`, `missing`, `string_too_long`."""
+    loc: list[str | int]
+    """`query`, `path`, `header` or `body`, then the parameter or field name."""
+    msg: str
+
+
+class ValidationError(BaseModel):
+    """A 422: every problem found in the request's parameters or body."""
+
+    model_config = _wire_config(
+        json_schema_extra={
+            "examples": [
+                {
+                    "detail": [
+                        {
+                            "type": "greater_than_equal",
+                            "loc": ["query", "page"],
+                            "msg": "Input should be greater than or equal to 1",
+                        }
+                    ]
+                }
+            ]
+        }
+    )
+
+    detail: list[ValidationErrorItem]
+
+
+class Health(BaseModel):
+    """The process answers."""
+
+    model_config = _wire_config()
+
+    status: Literal["ok"]
+
+
+class Ready(BaseModel):
+    """The bundle is loaded and the comment store answers."""
+
+    # `rejected_bundle` is written only when there is one.
+    model_config = _wire_config(json_schema_serialization_defaults_required=False)
+
+    status: Literal["ready"]
+    bundle: str
+    """Id of the bundle being served."""
+    rejected_bundle: str | None = None
+    """Set when a newer bundle was refused; the named bundle keeps serving."""
+
+
+class OpenAPIDocument(BaseModel):
+    """An OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0)."""
+
+    model_config = _wire_config(extra="allow")
+
+    openapi: str
+    info: dict[str, Any]
+    paths: dict[str, Any]
+    components: dict[str, Any]
+
+
+# -- query parameters --------------------------------------------------------------------
+
+
+def _base10(value: Any) -> Any:
+    """Integers in a query are plain base-10 digits with an optional sign. Pydantic's lax
+    parsing would also take `1_0`, ` 1` or `1.0`, and stops at 4,300 digits, while any
+    page is valid however large; so the digits are checked and converted here."""
+    if not isinstance(value, str):
+        return value
+    digits = value[1:] if value[:1] in ("+", "-") else value
+    if not (0 < len(digits) <= MAX_INT_DIGITS and digits.isascii() and digits.isdigit()):
+        raise PydanticKnownError("int_parsing")
+    number = 0
+    # int() refuses over 4,300 digits (sys.get_int_max_str_digits); chunks stay below it.
+    for start in range(0, len(digits), _INT_CHUNK):
+        chunk = digits[start : start + _INT_CHUNK]
+        number = number * 10 ** len(chunk) + int(chunk)
+    return -number if value[0] == "-" else number
+
+
+_INT_CHUNK = 4000
+
+
+def _query_int(default: int, maximum: int | None, description: str) -> Any:
+    return Annotated[
+        int,
+        Field(default=default, ge=1, le=maximum, description=description, examples=[default]),
+        BeforeValidator(_base10),
+    ]
+
+
+PageNumber = _query_int(1, None, "Page number, from 1; a page past the end is empty.")
+PageSize = _query_int(PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, "Items per page.")
+
+
+class PageQuery(BaseModel):
+    """Pagination of list, search and comment list."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    page: PageNumber = 1
+    page_size: PageSize = PAGE_SIZE_DEFAULT
+
+    @property
+    def offset(self) -> int:
+        return (self.page - 1) * self.page_size
+
+
+class ArticleListQuery(PageQuery):
+    category: Annotated[
+        str | None,
+        Field(
+            description="Exact, case-sensitive category; empty means no filter.",
+            examples=["politics"],
+        ),
+    ] = None
+
+
+class LatestQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    limit: _query_int(LIMIT_DEFAULT, LIMIT_MAX, "How many articles.") = LIMIT_DEFAULT  # type: ignore[valid-type]
+
+
+def _trim(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
+
+
+class SearchQuery(PageQuery):
+    # Declared first so its errors come first; `page` and `page_size` follow.
+    q: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=QUERY_MAX_CHARS,
+            # Trimming removes what str.isspace() calls space, which includes U+001C-U+001F
+            # and U+0085 beyond the pattern language's \s: the document says so, so that a
+            # client (or a fuzzer) knows "\x1d" alone is empty.
+            pattern=r"[^\s\x1c-\x1f\x85]",
+            description="Keywords, all of which must match; trimmed, then 1 to"
+            f" {QUERY_MAX_CHARS} characters, at least one of them not a space.",
+            examples=["economy"],
+        ),
+        BeforeValidator(_trim),
+    ]
+
+
+class CommentOrder(StrEnum):
+    """Order of a comment list by creation time."""
+
+    newest = "newest"
+    oldest = "oldest"
+
+
+class CommentListQuery(PageQuery):
+    order: Annotated[
+        CommentOrder,
+        Field(description="`newest` (default) or `oldest` first.", examples=["oldest"]),
+    ] = CommentOrder.newest
+
+
+class CommentCountsQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    article_id: ArticleIds
+
+
+_KEY_CHARS = frozenset(chr(c) for c in range(0x20, 0x7F))
+
+
+def _idempotency_key(value: str) -> str:
+    key = value.strip()
+    if not key or len(key) > IDEMPOTENCY_KEY_MAX or not set(key) <= _KEY_CHARS:
+        raise ValueError(
+            f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} printable ASCII characters"
+        )
+    return key
+
+
+class CommentCreateHeaders(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    idempotency_key: Annotated[
+        str | None,
+        AfterValidator(lambda v: v if v is None else _idempotency_key(v)),
+        Field(
+            alias="idempotency-key",
+            min_length=1,
+            max_length=IDEMPOTENCY_KEY_MAX,
+            description="A retry with the same key for the same article returns the comment"
+            " created the first time (201) and creates nothing.",
+            examples=["3f1c2a9e-order-42"],
+        ),
+    ] = None
