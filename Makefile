@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE_SRC := data/sample
 BUNDLE_DIR := data/bundles
-# gunicorn (default, the design card's server) or granian (see docs/benchmarks.md).
+# gunicorn (default: Falcon on gunicorn, docs/architecture.md) or granian (see docs/benchmarks.md).
 SERVER ?= gunicorn
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -13,14 +13,24 @@ PORT ?= 8000
 # bounds the requests a worker accepts at once. Crashed workers are replaced.
 GRANIAN_OPTS := --interface wsgi --blocking-threads 1 --backpressure 32 --respawn-failed-workers
 
-.PHONY: install serve test test-fast lint format bundles bench fuzz soak lock clean
+.PHONY: install serve test test-fast lint format bundles bench bench-publish bench-layouts \
+	fuzz soak lock clean cluster cluster-stop cluster-publish
 
-$(BIN)/.installed: requirements.txt requirements-dev.txt
+# Then the project itself, editable: `app` imports from anywhere and the commands of
+# [project.scripts] exist. No dependency is resolved there: the hashed lock has them all.
+$(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --require-hashes -r requirements-dev.txt
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-install: $(BIN)/.installed
+# API tooling from npm, pinned with integrity hashes in package-lock.json: Redocly CLI
+# (lints /openapi.json in make test) and swagger-ui-dist (served at /docs). Install
+# scripts are not run: neither package needs one.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+
+install: $(BIN)/.installed node_modules/.package-lock.json
 
 # Rebuilt when the sample or the builder changes; the builder swaps it in atomically.
 $(BUNDLE_DIR)/manifest.json: $(BIN)/.installed $(wildcard $(SAMPLE_SRC)/*.jsonl) \
@@ -38,6 +48,24 @@ else
 		$(BIN)/gunicorn -c app/gunicorn_conf.py app.wsgi:app
 endif
 
+# -- Production topology on this machine (docs/operations.md) ------------------------------
+# nginx on 127.0.0.1:8080 in front of INSTANCES gunicorn instances sharing PostgreSQL at
+# 127.0.0.1:5432; runtime state, logs and bundles under .cluster/ (cluster/runtime.py).
+INSTANCES ?= 3
+CLUSTER := $(BIN)/python -m cluster
+
+cluster: install
+	$(CLUSTER) start --instances $(INSTANCES) --src $(SAMPLE_SRC)
+
+cluster-stop: install
+	$(CLUSTER) stop
+
+# Build SRC once and roll it out one instance at a time.
+cluster-publish: install
+	@test -n "$(SRC)" || { echo "usage: make cluster-publish SRC=DIR" >&2; exit 2; }
+	$(CLUSTER) publish --src $(SRC)
+# -------------------------------------------------------------------------------------------
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -53,27 +81,43 @@ test: lint
 test-fast: install
 	$(BIN)/pytest -m "not e2e"
 
-# Load benchmark (needs wrk and nginx from Debian; bench-only tools from bench/requirements.txt).
+# Load benchmark (needs wrk and nginx from Debian; bench-only tools from bench/requirements.txt),
+# then the publishing figures (bench-publish) and the layout comparison (bench-layouts).
 bench: install
 	$(BIN)/pip install --quiet --require-hashes -r bench/requirements.txt
 	$(BIN)/python bench/run.py
+	$(MAKE) bench-publish bench-layouts
 
-# Long contract fuzz (schemathesis, 10 minutes) and a 5-minute soak against real gunicorn;
+# Publishing at archive scale (docs/publishing.md): 9 x PUBLISH_SIZES articles, generated on the
+# first run under bench/.cache (about 6 GB at 100,000). Writes its docs/benchmarks.md sections.
+PUBLISH_SIZES ?= 10000 100000
+bench-publish: install
+	for n in $(PUBLISH_SIZES); do \
+		$(BIN)/python bench/publish.py --per-language $$n --work bench/.cache/publish \
+			--json bench/results/publish-$$n.json --docs || exit 1; \
+	done
+
+# Serving cost of the segmented layout against the previous one, and after 50 publishes.
+bench-layouts: install
+	$(BIN)/python bench/layouts.py --json bench/results/layouts.json --docs
+
+# Long contract fuzz (schemathesis, 10 minutes; NEWS_FUZZ_SEED=N reproduces a run) and a
+# 5-minute soak against real gunicorn (NEWS_TEST_WORKER_CLASS=gthread for the other worker);
 # results go to docs/reliability.md by hand. make test runs short versions of both.
 fuzz: install
-	$(BIN)/python scripts/fuzz.py --long
+	NEWS_FUZZ=long $(BIN)/pytest -s -p no:cacheprovider tests/reliability/test_fuzz.py
 
 soak: install
-	$(BIN)/python scripts/soak.py --seconds 300
+	NEWS_LOAD_SECONDS=300 $(BIN)/pytest -s -p no:cacheprovider tests/reliability/test_load.py
 
 # Regenerate the hashed lock files from pyproject.toml (needs network access to PyPI).
 lock: install
 	$(BIN)/pip install --quiet pip-tools==7.6.2
-	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url -o requirements.txt pyproject.toml
-	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url --extra dev \
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url -o requirements.txt pyproject.toml
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url --extra dev \
 		-o requirements-dev.txt pyproject.toml
-	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url --extra dev \
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url --extra dev \
 		--extra bench -o bench/requirements.txt pyproject.toml
 
 clean:
-	rm -rf $(VENV) $(BUNDLE_DIR) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(BUNDLE_DIR) .pytest_cache .ruff_cache .hypothesis node_modules

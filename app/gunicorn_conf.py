@@ -39,3 +39,41 @@ if os.environ.get("NEWS_CONTROL_SOCKET"):
 limit_request_line = 8190
 limit_request_fields = 100
 limit_request_field_size = 8190
+
+# -- Access log and metrics (docs/operations.md) -------------------------------------------
+# Access log lines are JSON objects (app/access_log.py).
+logger_class = "app.access_log.JsonAccessLogger"
+
+# prometheus_client's multiprocess mode: each worker writes its values to files in this
+# directory and /metrics adds them up. It must be set before the app (and so
+# prometheus_client) is imported, which preload_app does right after this file is read, and
+# must start empty: files left by an earlier run would be counted again. Unset, a private
+# directory is made and removed at exit.
+_metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+# A reload (SIGHUP) reads this file again: the private directory is still ours then.
+_own_metrics_dir = not _metrics_dir or _metrics_dir == os.environ.get("NEWS_OWN_METRICS_DIR")
+if not _metrics_dir:
+    import tempfile
+
+    _metrics_dir = tempfile.mkdtemp(prefix="news-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = os.environ["NEWS_OWN_METRICS_DIR"] = _metrics_dir
+else:
+    import glob
+
+    os.makedirs(_metrics_dir, exist_ok=True)
+    for _stale in glob.glob(os.path.join(_metrics_dir, "*.db")):
+        os.unlink(_stale)
+
+
+def child_exit(server, worker):  # type: ignore[no-untyped-def]
+    # A dead worker's gauges stop counting; its counters and histograms stay in the sums.
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):  # type: ignore[no-untyped-def]
+    if _own_metrics_dir:
+        import shutil
+
+        shutil.rmtree(_metrics_dir, ignore_errors=True)

@@ -1,7 +1,7 @@
-"""gunicorn workers whose own error answers follow the API contract.
+"""gunicorn workers whose own error answers follow docs/api.md §1.
 
 gunicorn answers requests it cannot parse (bad request line, header too large, URI too
-long, invalid header) itself, before the app sees them, with an HTML page. The contract
+long, invalid header) itself, before the app sees them, with an HTML page. docs/api.md
 says every error is JSON with a `detail`, and every response carries
 `X-Content-Type-Options: nosniff`. These workers keep gunicorn's status choice (and its
 logging) and only rewrite the bytes it writes: `Worker.handle_error` is the single place
@@ -18,6 +18,7 @@ import socket
 from typing import Any
 
 import orjson
+from gunicorn.http import wsgi
 from gunicorn.workers.gthread import ThreadWorker
 from gunicorn.workers.sync import SyncWorker
 
@@ -74,7 +75,59 @@ class _ErrorPageRewriter:
         return getattr(self._sock, name)
 
 
+class OneWriteResponse(wsgi.Response):
+    """gunicorn's HTTP/1 response, with the head sent in the same write as the body.
+
+    gunicorn writes the head and the body with two `sendall` calls. A worker killed between
+    them leaves the proxy with a head and no body: too late for it to retry the request on
+    another instance, so the client gets a broken answer. Sent together (the app's bodies
+    are single byte strings with a Content-Length), a killed worker has either sent nothing,
+    and nginx retries, or the whole answer. The head waits only until the first body bytes
+    or the end of the response; chunked and sendfile answers send it first, as gunicorn does.
+    """
+
+    _pending_head: bytes | None = None
+
+    def send_headers(self) -> None:
+        if self.headers_sent:
+            return
+        tosend = self.default_headers()
+        tosend.extend([f"{k}: {v}\r\n" for k, v in self.headers])
+        self._pending_head = ("{}\r\n".format("".join(tosend))).encode("latin-1")
+        self.headers_sent = True  # as far as gunicorn's bookkeeping goes: the head is fixed
+
+    def _flush_head(self) -> None:
+        head, self._pending_head = self._pending_head, None
+        if head:
+            self.sock.sendall(head)
+
+    def _emit_body(self, data: bytes) -> None:
+        head, self._pending_head = self._pending_head, None
+        if head and not self.chunked:
+            self.sock.sendall(head + data)
+            return
+        if head:
+            self.sock.sendall(head)
+        super()._emit_body(data)
+
+    def sendfile(self, respiter: Any) -> Any:
+        self.send_headers()
+        self._flush_head()
+        return super().sendfile(respiter)
+
+    def close(self) -> None:
+        self.send_headers()
+        self._flush_head()
+        super().close()
+
+
 class JsonErrorsMixin:
+    def init_process(self) -> None:
+        # In this worker process only: gunicorn builds each HTTP/1 response from the class
+        # named Response in gunicorn.http.wsgi (HTTP/2 passes its own class).
+        wsgi.Response = OneWriteResponse  # type: ignore[misc]
+        super().init_process()  # type: ignore[misc]
+
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
         super().handle_error(req, _ErrorPageRewriter(client, exc), addr, exc)  # type: ignore[misc]
 

@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project root, for `app`
-
 
 def environ(url: str) -> dict[str, Any]:
     path, _, query = url.partition("?")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import sections
+
 ENDPOINTS = ("list", "latest", "get", "search", "categories", "mix")
 SERVERS = ("gunicorn-sync", "gunicorn-gthread", "granian")
 
@@ -326,7 +328,7 @@ def render(data: dict[str, Any], docs: Path) -> None:
         "comparable within one run: read the ratios. Regenerate with `make bench`; raw figures "
         "in `bench/results/`.",
         "",
-        "## Targets (issue 5)",
+        "## Targets",
         "",
         *targets(r),
         "",
@@ -424,7 +426,12 @@ def render(data: dict[str, Any], docs: Path) -> None:
         *commands(r),
         "",
     ]
-    (docs / "benchmarks.md").write_text("\n".join(lines), encoding="utf-8")
+    target = docs / "benchmarks.md"
+    # Sections written by other benchmarks (bench/sections.py: cluster, publishing, layouts)
+    # are kept by a re-render.
+    old = target.read_text(encoding="utf-8") if target.exists() else ""
+    kept = sections.kept(old)
+    target.write_text("\n".join(lines) + ("\n" + kept if kept else ""), encoding="utf-8")
 
 
 def plot(r: Results, path: Path) -> None:

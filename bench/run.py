@@ -1,4 +1,4 @@
-"""The benchmark behind docs/benchmarks.md (issue 5): ``make bench`` runs it.
+"""The benchmark behind docs/benchmarks.md : ``make bench`` runs it.
 
 Generates (and caches) the synthetic corpus, times the bundle build, then for each server
 configuration starts the real app and the Falcon ceiling app on a free loopback port, measures
@@ -462,7 +462,7 @@ SCRIPT_FAMILIES = {
 
 
 def search_groups(search_urls: Path, scratch: Path) -> dict[str, Path]:
-    """Split the search URL list by script family and number of query terms (issue 3)."""
+    """Split the search URL list by script family and number of query terms."""
     groups: dict[str, list[str]] = {}
     for url in search_urls.read_text().split():
         language = url.split("/")[3]

@@ -248,7 +248,7 @@ def write_corpus(src: Path, records: Sequence[Mapping[str, Any]]) -> None:
 
 
 def utc(ts: str) -> str:
-    """RFC 3339 with offset -> UTC `...Z` (the contract's normalisation, computed independently)."""
+    """RFC 3339 with offset -> UTC `...Z` (docs/api.md §6, computed independently)."""
     return datetime.fromisoformat(ts).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -329,5 +329,26 @@ def tree_digest(root: Path) -> dict[str, str]:
 
 
 def leftovers(out: Path) -> list[str]:
-    """Temporary build directories the builder left beside `out`."""
-    return sorted(p.name for p in out.parent.glob(f".{out.name}.new-*"))
+    """Temporary files or directories a build left beside or inside `out`."""
+    found = [p.name for p in out.parent.glob(f".{out.name}.new-*")]
+    if out.is_dir() and not out.is_symlink():
+        found += [p.name for p in out.glob(".tmp-*")]
+        found += [p.name for p in out.glob("objects/.tmp-*")]
+    return sorted(found)
+
+
+def bundle_object(bundle: Path, language: str, name: str) -> Path:
+    """The object file behind one of a language's files: its first segment's, else the
+    generation's (layout: app/bundle/format.py)."""
+    meta = json.loads((bundle / "manifest.json").read_bytes())["languages"][language]
+    files = meta["segments"][0]["files"] if meta["segments"] else {}
+    return bundle / "objects" / (files.get(name) or meta["files"][name])
+
+
+def bundle_files(root: Path) -> dict[str, bytes]:
+    """The bundle proper: manifest.json and its objects (what install_bundle.py ships), not the
+    builder's local bookkeeping (build state, verified record, previous manifest)."""
+    files = {"manifest.json": (root / "manifest.json").read_bytes()}
+    for path in sorted((root / "objects").iterdir()):
+        files[f"objects/{path.name}"] = path.read_bytes()
+    return files

@@ -1,7 +1,7 @@
 """A real gunicorn or granian serving app.wsgi:app on a free loopback port.
 
-The one way tests (and, through tests/reliability/harness.py, `scripts/fuzz.py` and
-`scripts/soak.py`) start a server, so no pytest here. Every server runs in a session of its
+The one way tests (directly or through tests/reliability/harness.py) start a server; no
+pytest imports here. Every server runs in a session of its
 own and is stopped by its own id; nothing else is signalled.
 """
 
@@ -43,6 +43,10 @@ def command(kind: Kind, port: int, workers: int) -> list[str]:
             "--workers", str(workers), "app.wsgi:app",
         ]  # fmt: skip
     return [str(BIN / "gunicorn"), "-c", str(CONF), "app.wsgi:app"]
+
+
+class PortTaken(Exception):
+    """Another process bound the server's port first."""
 
 
 @dataclass
@@ -105,13 +109,27 @@ class Server:
 
     def start(self, ready_path: str = "/health") -> Self:
         """Launch, then wait until `ready_path` answers 200 and every worker is up, so the
-        first request or signal of a test meets the whole server. Fails with the log."""
+        first request or signal of a test meets the whole server. Fails with the log.
+
+        The free port was free when picked; on a machine others share, another process can
+        take it before the server binds. Then the server is started again on a new port."""
+        for _ in range(3):
+            try:
+                return self._start(ready_path)
+            except PortTaken:
+                self.port = free_port()
+        return self._start(ready_path)
+
+    def _start(self, ready_path: str) -> Self:
         process = self.launch().process
         assert process is not None
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                raise RuntimeError(f"{self.kind} exited at start:\n{self.log_text()[-3000:]}")
+                log = self.log_text()
+                if "Address already in use" in log[-3000:]:
+                    raise PortTaken(self.port)
+                raise RuntimeError(f"{self.kind} exited at start:\n{log[-3000:]}")
             with contextlib.suppress(OSError):
                 if self.request("GET", ready_path, timeout=1).status == 200 and (
                     len(self.worker_pids()) == self.workers

@@ -21,8 +21,12 @@ def sample_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(sample_bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """One gunicorn (2 sync workers, SQLite comments) shared by a test module."""
-    with Server(tmp_path_factory.mktemp("rel-server"), sample_bundle) as srv:
+    """One gunicorn (2 sync workers, SQLite comments) shared by a test module;
+    NEWS_TEST_WORKER_CLASS=gthread runs these tests against the threaded worker."""
+    worker_class = os.environ.get("NEWS_TEST_WORKER_CLASS", "sync")
+    with Server(
+        tmp_path_factory.mktemp("rel-server"), sample_bundle, worker_class=worker_class
+    ) as srv:
         yield srv
 
 

@@ -1,6 +1,6 @@
 """schemathesis hooks for the contract fuzz run (loaded via SCHEMATHESIS_HOOKS).
 
-`error_contract` adds the contract's rules that no OpenAPI schema can state: every
+`error_contract` adds the rules of docs/api.md §1 that no OpenAPI schema can state: every
 response carries nosniff, and every error is a JSON object with `detail` that shows no
 stack trace or server path. The document itself is used as served: its links drive the
 stateful phase (article -> create comment -> get/list/count/delete/reply).
@@ -8,10 +8,29 @@ stateful phase (article -> create comment -> get/list/count/delete/reply).
 
 from __future__ import annotations
 
+import ast
+import functools
 import json
+import threading
 from typing import Any
 
 import schemathesis
+
+# CPython 3.11 keeps the recursion depth of its AST conversion in state that threads share,
+# so two `ast.parse` calls at once can fail with "SystemError: AST constructor recursion
+# depth mismatch". Hypothesis parses source to describe the filters schemathesis builds, in
+# every worker thread of the run; one lock makes those parses take turns.
+_AST_LOCK = threading.Lock()
+_parse = ast.parse
+
+
+@functools.wraps(_parse)
+def _serial_parse(*args: Any, **kwargs: Any) -> Any:
+    with _AST_LOCK:
+        return _parse(*args, **kwargs)
+
+
+ast.parse = _serial_parse
 
 # Text that would mean an internal detail leaked into an answer.
 LEAK_MARKERS = ("Traceback", 'File "', "/work/", "site-packages", '.py"', "Exception:")

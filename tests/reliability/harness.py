@@ -1,6 +1,6 @@
 """A real gunicorn serving a real bundle, for the reliability tests and runners.
 
-No pytest here: `scripts/fuzz.py` and `scripts/soak.py` use it too. The server itself is
+No pytest imports here, so that plain scripts could use it too. The server itself is
 tests/server.py's; this adds these tests' settings, raw sockets and /proc readings.
 """
 
@@ -147,7 +147,14 @@ class TcpProxy:
     def start(self) -> TcpProxy:
         listener = socket.socket()
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
+        for _ in range(3):  # the free port may be taken by another process meanwhile
+            try:
+                listener.bind(("127.0.0.1", self.port))
+                break
+            except OSError:
+                self.port = free_port()
+        else:
+            listener.bind(("127.0.0.1", self.port))
         listener.listen(64)
         self._listener = listener
         threading.Thread(target=self._accept, args=(listener,), daemon=True).start()

@@ -22,8 +22,8 @@ import orjson
 import pytest
 
 from app.build.cli import build
-from app.build.writer import swap_into_place
 from app.bundle import format as fmt
+from tests.helpers import bundle_object
 from tests.reliability.harness import (
     SAMPLE_SRC,
     Server,
@@ -193,12 +193,12 @@ def test_postgres_outage_then_back(
 
 
 def _truncate(bundle: Path) -> None:
-    path = bundle / "en" / fmt.ARTICLES_BIN
+    path = bundle_object(bundle, "en", fmt.ARTICLES_BIN)
     path.write_bytes(path.read_bytes()[:-100])
 
 
 def _corrupt(bundle: Path) -> None:
-    path = bundle / "ko" / fmt.ARTICLES_BIN
+    path = bundle_object(bundle, "ko", fmt.ARTICLES_BIN)
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x20  # same size, one bit
     path.write_bytes(bytes(data))
@@ -215,7 +215,7 @@ def _manifest_garbage(bundle: Path) -> None:
 
 
 def _missing_file(bundle: Path) -> None:
-    (bundle / "ja" / fmt.IDS_BIN).unlink()
+    bundle_object(bundle, "ja", fmt.IDS_BIN).unlink()
 
 
 BAD_BUNDLES: tuple[tuple[str, Callable[[Path], None], str], ...] = (
@@ -238,7 +238,10 @@ def test_bad_bundles_refused_while_serving(sample_bundle: Path, tmp_path: Path) 
             shutil.copytree(sample_bundle, staged)
             damage(staged)
             # What a broken pipeline would do: swap it in without install_bundle's check.
-            swap_into_place(staged, served)
+            aside = tmp_path / f"aside-{name}"
+            os.rename(served, aside)
+            os.rename(staged, served)
+            shutil.rmtree(aside)
             deadline = time.monotonic() + 1.5  # > 5 bundle checks in each worker
             while time.monotonic() < deadline:
                 assert srv.request("GET", "/api/v1/en/articles/latest?limit=3").status == 200

@@ -1,5 +1,5 @@
 # ruff: noqa: E501 - the case tables keep one case per line, however long
-"""Hostile input: one line per case, each answered by the contract's error or a correct
+"""Hostile input: one line per case, each answered by the error docs/api.md names or a correct
 empty result; never a 5xx, never a dead worker, never a stack trace.
 
 `CASES` run through falcon.testing (the app alone); those marked `wire` also go to a real
@@ -10,6 +10,7 @@ those answers JSON too). A new case is one more line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,10 +57,18 @@ def loc(*where: str) -> Check:
     return check
 
 
-def page_is(page: int, items: int) -> Check:
+def page_is(page: int | str, items: int) -> Check:
+    """`page` as digits when long: int() and json refuse over 4,300 of them by default."""
+
     def check(reply: Reply) -> None:
-        body = reply.json()
-        assert body["page"] == page and len(body["items"]) == items, body
+        digits = str(page)
+        if len(digits) < 4000:
+            body = reply.json()
+            assert body["page"] == int(digits) and len(body["items"]) == items, body
+            return
+        echoed = re.search(rb'"page":([0-9]+),', reply.body)
+        assert echoed is not None and echoed.group(1) == digits.encode(), reply.body[:300]
+        assert items == 0 and reply.body.startswith(b'{"items":[]'), reply.body[:300]
 
     return check
 
@@ -167,8 +176,8 @@ CASES: tuple[Case, ...] = (
     Case("page-1e309", "GET", "/api/v1/en/articles?page=1e309", (422,), loc("query", "page"), wire=True),
     Case("page-minus-0", "GET", "/api/v1/en/articles?page=-0", (422,), loc("query", "page")),
     Case("page-size-minus-0", "GET", "/api/v1/en/articles?page_size=-0", (422,), loc("query", "page_size")),
-    Case("page-20-digits", "GET", "/api/v1/en/articles?page=99999999999999999999", (200,), page_is(99999999999999999999, 0), wire=True),
-    Case("page-5000-digits", "GET", f"/api/v1/en/articles?page={'9' * 5000}", (200,), page_is(int("9" * 5000), 0)),
+    Case("page-20-digits", "GET", "/api/v1/en/articles?page=99999999999999999999", (200,), page_is("99999999999999999999", 0), wire=True),
+    Case("page-5000-digits", "GET", f"/api/v1/en/articles?page={'9' * 5000}", (200,), page_is("9" * 5000, 0)),
     Case("page-10001-digits", "GET", f"/api/v1/en/articles?page={'9' * 10001}", (422,), loc("query", "page")),
     Case("limit-20-digits", "GET", "/api/v1/en/articles/latest?limit=99999999999999999999", (422,), loc("query", "limit")),
     Case("limit-1e309", "GET", "/api/v1/en/articles/latest?limit=1e309", (422,), loc("query", "limit")),
@@ -179,7 +188,7 @@ CASES: tuple[Case, ...] = (
     Case("page-arabic-digit", "GET", f"/api/v1/en/articles?page={Q('١')}", (422,)),
     Case("page-space", "GET", "/api/v1/en/articles?page=%201", (422,)),
     Case("page-empty", "GET", "/api/v1/en/articles?page=", (422,)),
-    Case("comments-page-20-digits", "GET", f"{C}?page=99999999999999999999", (200,), page_is(99999999999999999999, 0)),
+    Case("comments-page-20-digits", "GET", f"{C}?page=99999999999999999999", (200,), page_is("99999999999999999999", 0)),
     Case("body-1e309", "POST", C, (422,), None, JSON, b'{"author":"a","content":1e309}'),
     Case("body-minus-0", "POST", C, (422,), loc("body", "author"), JSON, b'{"author":-0,"content":"x"}'),
     Case("body-20-digits", "POST", C, (422,), None, JSON, b'{"author":"a","content":"b","parent_id":99999999999999999999}'),

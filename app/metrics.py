@@ -1,0 +1,211 @@
+"""Prometheus metrics: `GET /metrics` and the middleware that feeds it.
+
+Under gunicorn every worker is a process of its own, so the values live in per-process
+files under `PROMETHEUS_MULTIPROC_DIR` (prometheus_client's multiprocess mode) and a scrape
+of any worker adds up all of them. app/gunicorn_conf.py sets that directory up (empty at
+each start) before the app is imported, and marks a dead worker's files as dead. Without
+the variable (tests, one-process servers) the process's own registry is served. Request
+counts and latencies reach the shared files within a second (see `Metrics`).
+
+Labels are bounded: `route` is the Falcon route template (`/api/v1/{language}/articles`),
+never the raw path, and every path no route matches counts as `unmatched`; `method` is one
+of the methods the API answers, anything else `other`. Details: docs/operations.md.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import threading
+import time
+import weakref
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import falcon
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
+
+if TYPE_CHECKING:
+    from app.bundle.store import BundleStore
+
+UNMATCHED = "unmatched"
+_METHODS = frozenset({"GET", "HEAD", "POST", "DELETE", "OPTIONS"})
+# Most answers take well under 10 ms; the top buckets catch comment writes waiting on the
+# database and requests queued behind a busy worker.
+_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
+
+REQUESTS = Counter("news_http_requests", "HTTP requests answered", ("route", "method", "status"))
+LATENCY = Histogram(
+    "news_http_request_duration_seconds",
+    "Time from routing to the response, by route",
+    ("route", "method"),
+    buckets=_LATENCY_BUCKETS,
+)
+# 1 for each bundle id some live worker serves: two ids at once mean a switch in progress.
+BUNDLE_INFO = Gauge(
+    "news_bundle_info", "Bundle served by the workers", ("bundle",), multiprocess_mode="livemax"
+)
+# When a live worker last switched bundles (unix time); the age is derived at scrape. Max,
+# not min: the master, which serves nothing, holds a 0 here.
+BUNDLE_LOADED = Gauge(
+    "news_bundle_loaded_timestamp_seconds",
+    "When the last live worker to switch bundles started serving its current one",
+    multiprocess_mode="livemax",
+)
+COMMENT_STORE_ERRORS = Counter(
+    "news_comment_store_errors",
+    "Comment operations that failed because the comment store was unavailable",
+    ("reason",),
+)
+
+
+class Metrics:
+    """Falcon middleware: counts and times every request, and tracks the served bundle.
+
+    A request only adds to plain per-process tallies; a thread of each worker adds them to
+    the shared metric files once every FLUSH_SECONDS (and a scrape flushes its own worker
+    first). Updating the files on every request cost about 9% more server CPU per request
+    (docs/operations.md, "Observing"); this keeps it to a dictionary update.
+    """
+
+    FLUSH_SECONDS = 1.0
+
+    def __init__(self, store: BundleStore) -> None:
+        self.store = store
+        self._bundle_id: str | None = None
+        # (route, method, status) -> [count, latency sum, count per latency bucket]
+        self._pending: dict[tuple[str, str, int], list[Any]] = {}
+        self._lock = threading.Lock()
+        self._flusher: threading.Thread | None = None
+        # Threads do not survive fork: each gunicorn worker starts its own flusher.
+        this = weakref.ref(self)
+        os.register_at_fork(after_in_child=lambda: _after_fork(this))
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.metrics_start = time.perf_counter()
+
+    def process_response(
+        self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
+    ) -> None:
+        elapsed = time.perf_counter() - req.context.metrics_start
+        method = req.method if req.method in _METHODS else "other"  # bounded keys
+        key = (req.uri_template or UNMATCHED, method, resp.status_code)
+        bucket = bisect.bisect_left(_LATENCY_BUCKETS, elapsed)  # first bound >= elapsed
+        with self._lock:
+            tally = self._pending.get(key)
+            if tally is None:
+                tally = self._pending[key] = [0, 0.0, [0] * (len(_LATENCY_BUCKETS) + 1)]
+            tally[0] += 1
+            tally[1] += elapsed
+            tally[2][bucket] += 1
+        if self._flusher is None:
+            self._start_flusher()
+        self.track_bundle()
+
+    def track_bundle(self) -> None:
+        bundle_id = self.store.current().bundle_id
+        if bundle_id != self._bundle_id:
+            self.bundle_changed(bundle_id)
+
+    def flush(self) -> None:
+        """Add the tallies since the last flush to the shared metrics."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for (route, method, status), (count, total, buckets) in pending.items():
+            REQUESTS.labels(route, method, str(status)).inc(count)
+            histogram = LATENCY.labels(route, method)
+            # prometheus_client's Histogram takes one observation at a time; these are
+            # many, already bucketed. _sum and _buckets are the values observe() updates
+            # (tests/test_metrics.py checks the exposed histogram against the requests).
+            histogram._sum.inc(total)
+            for index, n in enumerate(buckets):
+                if n:
+                    histogram._buckets[index].inc(n)
+
+    def _start_flusher(self) -> None:
+        with self._lock:
+            if self._flusher is not None:
+                return
+            self._flusher = threading.Thread(target=self._flush_forever, daemon=True)
+        self._flusher.start()
+
+    def _flush_forever(self) -> None:
+        while True:
+            time.sleep(self.FLUSH_SECONDS)
+            self.flush()
+
+    def bundle_changed(self, bundle_id: str) -> None:
+        if self._bundle_id is not None:
+            BUNDLE_INFO.labels(self._bundle_id).set(0)
+        BUNDLE_INFO.labels(bundle_id).set(1)
+        BUNDLE_LOADED.set(time.time())
+        self._bundle_id = bundle_id
+
+
+def _after_fork(ref: weakref.ref[Metrics]) -> None:
+    metrics = ref()
+    if metrics is not None:
+        metrics._lock = threading.Lock()
+        metrics._pending = {}  # the parent's tallies are the parent's to report
+        metrics._flusher = None
+
+
+class _WithBundleAge:
+    """Adds `news_bundle_age_seconds` (now minus the loaded timestamp) to a collector."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def collect(self) -> Iterator[Metric]:
+        loaded = None
+        for family in self.inner.collect():
+            if family.name == BUNDLE_LOADED._name:
+                values = [s.value for s in family.samples if s.value > 0]
+                loaded = min(values) if values else None
+            yield family
+        if loaded is not None:
+            age = GaugeMetricFamily(
+                "news_bundle_age_seconds",
+                "Seconds since a live worker last switched to its current bundle",
+            )
+            age.add_metric([], max(0.0, time.time() - loaded))
+            yield age
+
+
+def scrape_registry() -> CollectorRegistry:
+    registry = CollectorRegistry(auto_describe=False)
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        inner: Any = MultiProcessCollector(None)
+    else:
+        inner = REGISTRY
+    registry.register(_WithBundleAge(inner))
+    return registry
+
+
+class MetricsResource:
+    """`GET /metrics`: the Prometheus text exposition format."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+        self.registry = scrape_registry()
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        # This worker's figures are exact (the others' are at most a second old), and it
+        # reports its bundle even when this scrape is the first request it serves.
+        self.metrics.track_bundle()
+        self.metrics.flush()
+        resp.set_header("Cache-Control", "no-store")
+        resp.content_type = CONTENT_TYPE_LATEST
+        resp.data = generate_latest(self.registry)
+
+    on_head = on_get

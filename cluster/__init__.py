@@ -1,0 +1,1 @@
+"""The production topology on one machine (`make cluster`): see cluster/runtime.py."""

@@ -1,0 +1,400 @@
+"""The production topology on one machine: nginx in front of N independent instances.
+
+Each instance is its own gunicorn with its own bundle directory, port, log and metrics
+directory; all of them share one PostgreSQL database. Everything the cluster writes lives
+under one runtime directory (`.cluster/` for `make cluster`), and `state.json` there
+records the processes, so `stop` signals exactly those processes and nothing else.
+
+Bundles reach instances only through the publishing scripts (README, "The bundle
+pipeline"): `scripts/build_bundles.py` builds once, `scripts/install_bundle.py` installs
+on one instance, and the instance's own `GET /ready` says when it serves the new bundle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+NGINX_TEMPLATE = REPO / "deploy" / "nginx" / "nginx.conf"
+GUNICORN_CONF = REPO / "app" / "gunicorn_conf.py"
+DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/news_cluster"
+START_TIMEOUT = 30.0
+PUBLISH_TIMEOUT = 60.0  # per instance: install, then its workers' next bundle check
+STOP_TIMEOUT = 35.0  # gunicorn's graceful_timeout (30 s) and a margin
+CONFIRMATIONS = 4  # /ready answers in a row naming the new bundle, after the check interval
+
+
+class ClusterError(RuntimeError):
+    """The cluster could not do what was asked; the message says what and where."""
+
+
+@dataclass
+class Instance:
+    name: str
+    port: int
+    root: Path
+    pid: int | None = None
+
+    @property
+    def bundle_dir(self) -> Path:
+        return self.root / "bundle"
+
+    @property
+    def log_path(self) -> Path:
+        return self.root / "gunicorn.log"
+
+    @property
+    def metrics_dir(self) -> Path:
+        return self.root / "metrics"
+
+
+@dataclass
+class Cluster:
+    runtime: Path
+    instances: int = 3
+    port: int = 8080
+    first_instance_port: int = 8101
+    dsn: str = DEFAULT_DSN
+    env: Mapping[str, str] = field(default_factory=dict)  # more settings for every instance
+    # A cgroup directory that instances and installs run in (bench/cluster_bench.py reads
+    # their memory there); None: the caller's own.
+    cgroup: Path | None = None
+    instance_ports: list[int] | None = None  # instead of consecutive ports from the first
+    python: str = sys.executable
+    nginx: str = "nginx"
+    members: list[Instance] = field(default_factory=list)
+    nginx_pid: int | None = None
+
+    # -- layout -------------------------------------------------------------------------
+
+    @property
+    def state_path(self) -> Path:
+        return self.runtime / "state.json"
+
+    @property
+    def build_dir(self) -> Path:
+        return self.runtime / "build"
+
+    @property
+    def nginx_dir(self) -> Path:
+        return self.runtime / "nginx"
+
+    @property
+    def nginx_conf(self) -> Path:
+        return self.nginx_dir / "nginx.conf"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def layout(self) -> list[Instance]:
+        root = self.runtime / "instances"
+        ports = self.instance_ports or [self.first_instance_port + n for n in range(self.instances)]
+        return [Instance(f"i{n}", port, root / f"i{n}") for n, port in enumerate(ports, 1)]
+
+    def save(self) -> None:
+        state = {
+            "port": self.port,
+            "dsn": self.dsn,
+            "nginx_pid": self.nginx_pid,
+            "members": [{**asdict(m), "root": str(m.root)} for m in self.members],
+        }
+        self.state_path.write_text(json.dumps(state, indent=2) + "\n")
+
+    @classmethod
+    def load(cls, runtime: Path) -> Cluster:
+        state = json.loads((runtime / "state.json").read_text())
+        members = [Instance(**{**m, "root": Path(m["root"])}) for m in state["members"]]
+        return cls(
+            runtime,
+            instances=len(members),
+            port=state["port"],
+            dsn=state["dsn"],
+            members=members,
+            nginx_pid=state["nginx_pid"],
+        )
+
+    # -- starting -----------------------------------------------------------------------
+
+    def start(self, src: Path | None) -> None:
+        """Build `src` (None: take the runtime's last build), install it on every instance,
+        start them and nginx; return once `GET /ready` through nginx answers 200. On
+        failure, stops what it started."""
+        if self.state_path.exists():
+            raise ClusterError(f"a cluster already runs from {self.runtime} (stop it first)")
+        self.runtime.mkdir(parents=True, exist_ok=True)
+        ensure_database(self.dsn)
+        if src is not None:
+            self.build(src)
+        self.members = self.layout()
+        try:
+            for member in self.members:
+                member.root.mkdir(parents=True, exist_ok=True)
+                self.install(member)
+                self.start_instance(member)
+                self.save()
+            for member in self.members:
+                wait_for(lambda m=member: ready(m.port) is not None, START_TIMEOUT,
+                         f"instance {member.name} ready", member.log_path)  # fmt: skip
+            self.start_nginx()
+            self.save()
+            wait_for(lambda: ready(self.port) is not None, START_TIMEOUT,
+                     "GET /ready through nginx", self.nginx_dir / "error.log")  # fmt: skip
+        except BaseException:
+            self.stop()
+            raise
+
+    def instance_env(self, member: Instance) -> dict[str, str]:
+        return {
+            **os.environ,
+            "NEWS_BIND": f"127.0.0.1:{member.port}",
+            "NEWS_BUNDLE_DIR": str(member.bundle_dir),
+            # Named per instance, so pg_stat_activity shows who holds which connection.
+            "NEWS_COMMENTS_DSN": with_application_name(self.dsn, f"news-{member.name}"),
+            # nginx reaches the instances from loopback; they believe its X-Forwarded-For.
+            "NEWS_TRUSTED_PROXIES": "127.0.0.1",
+            # gthread keeps nginx's upstream connections alive; sync closes every one.
+            "NEWS_WORKER_CLASS": "gthread",
+            "NEWS_ACCESS_LOG": str(member.root / "access.log"),
+            "PROMETHEUS_MULTIPROC_DIR": str(member.metrics_dir),
+            "PYTHONUNBUFFERED": "1",
+            **self.env,
+        }
+
+    def start_instance(self, member: Instance) -> None:
+        gunicorn = str(Path(self.python).parent / "gunicorn")
+        with open(member.log_path, "ab") as log:
+            process = subprocess.Popen(
+                [gunicorn, "-c", str(GUNICORN_CONF), "app.wsgi:app"],
+                cwd=REPO,
+                env=self.instance_env(member),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own group: stop/kill reach it and its workers
+                preexec_fn=self._enter_cgroup if self.cgroup else None,
+            )
+        member.pid = process.pid
+
+    def render_nginx(self) -> str:
+        upstreams = "\n        ".join(
+            f"server 127.0.0.1:{m.port} max_fails=1 fail_timeout=5s;" for m in self.members
+        )
+        text = NGINX_TEMPLATE.read_text()
+        for key, value in {
+            "@RUNTIME@": str(self.nginx_dir),
+            "@LISTEN@": f"127.0.0.1:{self.port}",
+            "@UPSTREAMS@": upstreams,
+            "@TRUSTED@": "127.0.0.1",
+        }.items():
+            text = text.replace(key, value)
+        return text
+
+    def start_nginx(self) -> None:
+        (self.nginx_dir / "tmp").mkdir(parents=True, exist_ok=True)
+        self.nginx_conf.write_text(self.render_nginx())
+        # nginx's own prefix, config and pid file: never the system service.
+        command = [self.nginx, "-p", str(self.nginx_dir), "-c", str(self.nginx_conf)]
+        result = subprocess.run(
+            [*command, "-e", str(self.nginx_dir / "error.log")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise ClusterError(f"nginx did not start: {result.stderr.strip()}")
+        pid_file = self.nginx_dir / "nginx.pid"
+        wait_for(pid_file.exists, 5, "nginx pid file", self.nginx_dir / "error.log")
+        self.nginx_pid = int(pid_file.read_text().strip())
+
+    # -- publishing ---------------------------------------------------------------------
+
+    def build(self, src: Path) -> str:
+        """Build `src` into the cluster's build directory (incremental when it holds a
+        bundle already) and return the bundle id."""
+        result = run_script("build_bundles.py", "--src", str(src), "--out", str(self.build_dir))
+        return bundle_id_of(result, self.build_dir)
+
+    def install(self, member: Instance) -> None:
+        run_script(
+            "install_bundle.py",
+            str(self.build_dir),
+            str(member.bundle_dir),
+            preexec=self._enter_cgroup if self.cgroup else None,
+        )
+
+    def _enter_cgroup(self) -> None:
+        assert self.cgroup is not None
+        (self.cgroup / "cgroup.procs").write_text(str(os.getpid()))
+
+    def publish(
+        self, src: Path | None, log: Callable[[str], None] = print, timeout: float = PUBLISH_TIMEOUT
+    ) -> str:
+        """Build `src` once (or take the cluster's last build when None) and roll it out one
+        instance at a time: install, then wait until that instance serves the new bundle.
+        An instance that refuses it stops the rollout; the rest keep the old one."""
+        bundle_id = self.build(src) if src is not None else bundle_id_of(None, self.build_dir)
+        log(f"publishing bundle {bundle_id} to {len(self.members)} instance(s)")
+        for member in self.members:
+            self.install(member)
+            self.wait_for_bundle(member, bundle_id, time.monotonic(), timeout)
+            log(f"  {member.name} (127.0.0.1:{member.port}) serves {bundle_id}")
+        return bundle_id
+
+    def wait_for_bundle(
+        self, member: Instance, bundle_id: str, installed_at: float, timeout: float
+    ) -> None:
+        """Until every worker of `member` serves `bundle_id`. /ready reaches one worker at a
+        time, but each worker checks the disk on its first request after its check interval:
+        once that interval has passed since the install and several answers in a row name
+        the new bundle, all of them do."""
+        interval = float(self.instance_env(member).get("NEWS_BUNDLE_CHECK_INTERVAL") or 1.0)
+        deadline = installed_at + timeout
+        in_a_row = 0
+        while in_a_row < CONFIRMATIONS:
+            body = ready(member.port)
+            if body is not None and body.get("rejected_bundle"):
+                raise ClusterError(
+                    f"{member.name} refused bundle {bundle_id}: {body['rejected_bundle']}"
+                    "; later instances were not changed"
+                )
+            settled = time.monotonic() >= installed_at + interval
+            new = body is not None and body.get("bundle") == bundle_id
+            in_a_row = in_a_row + 1 if new and settled else 0
+            if time.monotonic() > deadline:
+                raise ClusterError(
+                    f"{member.name} did not serve {bundle_id} within {timeout:.0f} s"
+                    f" (/ready: {body}); see {member.log_path}"
+                )
+            if in_a_row == 0:
+                time.sleep(0.1)
+
+    # -- stopping -----------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """nginx first (no new requests), then each instance's graceful drain."""
+        if self.nginx_pid is not None:
+            stop_process(self.nginx_pid, b"nginx", signal.SIGQUIT, group=False)
+            self.nginx_pid = None
+        for member in self.members:
+            if member.pid is not None:
+                stop_process(member.pid, b"gunicorn", signal.SIGTERM, group=True)
+                member.pid = None
+        self.state_path.unlink(missing_ok=True)
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+def run_script(
+    name: str, *args: str, preexec: Callable[[], None] | None = None
+) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / name), *args],
+        cwd=REPO,
+        preexec_fn=preexec,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise ClusterError(f"{name} failed:\n{result.stderr.strip()}")
+    return result
+
+
+def bundle_id_of(result: subprocess.CompletedProcess[str] | None, out: Path) -> str:
+    """The id the builder reports; else the one its output's manifest names."""
+    match = result and re.search(r"built bundle (\S+)", result.stdout)
+    if match:
+        return match.group(1)
+    try:
+        return str(json.loads((out / "manifest.json").read_text())["bundle_id"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise ClusterError(f"no built bundle in {out}: {exc}") from None
+
+
+def ready(port: int, timeout: float = 2.0) -> dict[str, Any] | None:
+    """The body of a 200 from GET /ready on 127.0.0.1:port, else None."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", "/ready")
+        resp = conn.getresponse()
+        body = resp.read()
+        return json.loads(body) if resp.status == 200 else None
+    except (OSError, ValueError):
+        return None
+    finally:
+        conn.close()
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    tail = log.read_text("utf-8", "replace")[-2000:] if log.exists() else ""
+    raise ClusterError(f"timed out after {timeout:.0f} s waiting for {what}; {log}:\n{tail}")
+
+
+def process_name_has(pid: int, needle: bytes) -> bool:
+    """Whether pid is alive and its command line names `needle` (a reused pid is not)."""
+    try:
+        return needle in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def stop_process(pid: int, needle: bytes, sig: int, group: bool) -> None:
+    """Signal one recorded process (or its group) and wait; SIGKILL it if it hangs."""
+    if not process_name_has(pid, needle):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, sig) if group else os.kill(pid, sig)
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while time.monotonic() < deadline and process_name_has(pid, needle):
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # reap it when it is our child
+        time.sleep(0.05)
+    if process_name_has(pid, needle):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL) if group else os.kill(pid, signal.SIGKILL)
+
+
+def with_application_name(dsn: str, name: str) -> str:
+    """The URL with `application_name` added, unless it names one already."""
+    if "application_name=" in dsn:
+        return dsn
+    return f"{dsn}{'&' if '?' in dsn else '?'}application_name={name}"
+
+
+def ensure_database(dsn: str) -> None:
+    """Create the DSN's database when it does not exist (the server must answer)."""
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    params = conninfo_to_dict(dsn)
+    name = params.get("dbname")
+    if not name:
+        return
+    admin = make_conninfo(dsn, dbname="postgres", connect_timeout=5)
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+            if exists.fetchone() is None:
+                with contextlib.suppress(psycopg.errors.DuplicateDatabase):  # a racing start
+                    conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    except psycopg.OperationalError as exc:
+        raise ClusterError(f"PostgreSQL is not reachable for {dsn}: {exc}") from None

@@ -1,0 +1,377 @@
+"""The production topology end to end: real nginx, three real gunicorn instances, the real
+PostgreSQL (through a relay the tests cut). Each test leaves the cluster as it found it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cluster.runtime import Cluster, ready
+from tests.cluster.conftest import RATE_LIMIT
+from tests.cluster.traffic import Load, comments_path, fresh_source, request
+from tests.reliability.harness import (
+    REPO,
+    SAMPLE_SRC,
+    TcpProxy,
+    sample_article_ids,
+    wait_until,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
+
+LOAD_SECONDS = 3.0
+
+
+def read_paths(cluster: Cluster) -> list[str]:
+    ids = sample_article_ids(cluster.members[0].bundle_dir)
+    return [
+        "/api/v1/en/articles?page=1&page_size=20",
+        "/api/v1/ja/articles/latest?limit=10",
+        "/api/v1/en/articles/search?q=economy",
+        "/api/v1/fr/categories",
+        f"/api/v1/en/articles/{ids[0]}",
+        f"/api/v1/en/articles/{ids[1]}",
+    ]
+
+
+def article(cluster: Cluster) -> str:
+    return sample_article_ids(cluster.members[0].bundle_dir)[0]
+
+
+def access_records(cluster: Cluster) -> dict[str, list[dict[str, object]]]:
+    """Each instance's JSON access log."""
+    out = {}
+    for member in cluster.members:
+        path = member.root / "access.log"
+        lines = path.read_text().splitlines() if path.exists() else []
+        out[member.name] = [json.loads(line) for line in lines if line.startswith("{")]
+    return out
+
+
+def restart(cluster: Cluster, name: str) -> None:
+    member = next(m for m in cluster.members if m.name == name)
+    cluster.start_instance(member)
+    assert wait_until(lambda: ready(member.port) is not None, 20), member.log_path.read_text()
+
+
+# -- instances failing and changing under load -------------------------------------------
+
+
+def test_sigkill_of_one_instance_under_load_fails_no_get(cluster: Cluster) -> None:
+    victim = cluster.members[1]
+    assert victim.pid is not None
+    with Load(cluster.port, read_paths(cluster)) as load:
+        time.sleep(1.0)
+        os.killpg(victim.pid, signal.SIGKILL)  # the master and its workers, at once
+        time.sleep(LOAD_SECONDS)
+    try:
+        assert load.failures == []
+        assert load.sent["GET"] > 100
+        assert ready(victim.port) is None  # it really is gone
+    finally:
+        os.waitpid(victim.pid, 0)
+        restart(cluster, victim.name)
+
+
+def test_rolling_publish_under_load(cluster: Cluster, source_copy: Path) -> None:
+    added = {
+        "id": "rolled-out-article",
+        "language": "en",
+        "title": "Rolled out",
+        "summary": "Published while the cluster served traffic.",
+        "content": "One paragraph.",
+        "category": "Rollouts",
+        "published_at": "2026-11-23T10:00:00Z",
+    }
+    with open(source_copy / "rollout.jsonl", "w") as fh:
+        fh.write(json.dumps(added) + "\n")
+    old = ready(cluster.port)
+    assert old is not None
+    with Load(cluster.port, read_paths(cluster), post_to=comments_path(article(cluster))) as load:
+        time.sleep(0.5)
+        steps: list[str] = []
+        # What every instance serves each time the rollout reports a step.
+        seen: list[list[str | None]] = []
+
+        def step(message: str) -> None:
+            steps.append(message)
+            seen.append([(ready(m.port) or {}).get("bundle") for m in cluster.members])
+
+        new_id = cluster.publish(source_copy, log=step)
+        time.sleep(0.5)
+    assert load.failures == []
+    assert load.sent["GET"] > 50 and load.sent["POST"] > 0
+    assert new_id != old["bundle"]
+    assert len(steps) == 1 + len(cluster.members)  # one instance at a time, each confirmed
+    # One at a time: after step k, exactly the first k instances serve the new bundle.
+    for k, bundles in enumerate(seen):
+        assert bundles == [new_id] * k + [old["bundle"]] * (len(cluster.members) - k), k
+    for member in cluster.members:
+        body = ready(member.port)
+        assert body is not None and body["bundle"] == new_id, member.name
+        got = request(member.port, "GET", "/api/v1/en/articles/rolled-out-article")
+        assert got.status == 200
+    assert request(cluster.port, "GET", "/api/v1/en/articles/rolled-out-article").status == 200
+
+
+def test_corrupt_bundle_is_refused_and_reported(cluster: Cluster, tmp_path: Path) -> None:
+    """A bundle damaged after verification (a bad disk, a hand copy) reaches one instance's
+    directory directly: that instance keeps serving the old bundle and says why in /ready."""
+    member = cluster.members[2]
+    before = ready(member.port)
+    assert before is not None
+    damaged = tmp_path / "damaged"
+    subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "build_bundles.py"), "--src", str(SAMPLE_SRC),
+         "--out", str(damaged)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    # Any file the manifest lists, cut short; the manifest itself stays intact and new.
+    victim = max((p for p in damaged.rglob("*") if p.is_file() and p.name != "manifest.json"),
+                 key=lambda p: p.stat().st_size)  # fmt: skip
+    victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
+    aside = member.bundle_dir.with_name("bundle.aside")
+    os.rename(member.bundle_dir, aside)
+    os.rename(damaged, member.bundle_dir)
+    try:
+        assert wait_until(lambda: bool((ready(member.port) or {}).get("rejected_bundle")), 10)
+        body = ready(member.port)
+        assert body is not None and body["bundle"] == before["bundle"]
+        for path in read_paths(cluster):
+            assert request(member.port, "GET", path).status == 200
+    finally:
+        os.rename(member.bundle_dir, tmp_path / "damaged.out")
+        os.rename(aside, member.bundle_dir)
+    cluster.install(member)  # a verified install: the refusal clears
+    assert wait_until(lambda: "rejected_bundle" not in (ready(member.port) or {"x": 1}), 10)
+
+
+PROBES = ("/health", "/ready", "/api/v1/en/articles/latest?limit=3")
+
+
+def probe_under_slow_clients(port: int, clients: int, ticks: int) -> tuple[list[str], list[float]]:
+    """Open `clients` connections to `port` that send a request head one line a second,
+    and probe the service meanwhile; (failures, probe times)."""
+    slow: list[socket.socket] = []
+    probes: list[float] = []
+    failures: list[str] = []
+    try:
+        for n in range(clients):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+            sock.sendall(f"GET /api/v1/en/articles?page={n} HTTP/1.1\r\n".encode())
+            slow.append(sock)
+        for tick in range(ticks):
+            for sock in slow:
+                with contextlib.suppress(OSError):  # a server may give up on one: fine
+                    sock.sendall(f"X-Slow-{tick}: 1\r\n".encode())
+            for path in PROBES:
+                started = time.monotonic()
+                try:
+                    status = request(port, "GET", path, timeout=2.0).status
+                    if status != 200:
+                        failures.append(f"{path}: {status}")
+                except OSError as exc:
+                    failures.append(f"{path}: {exc}")
+                probes.append(time.monotonic() - started)
+            time.sleep(1.0)
+    finally:
+        for sock in slow:
+            sock.close()
+    return failures, probes
+
+
+def test_slow_clients_do_not_starve_the_probes(cluster: Cluster) -> None:
+    """300 connections that send their request head a line a second: nginx holds them,
+    the instances never see them, and every probe answers within 2 s."""
+    failures, probes = probe_under_slow_clients(cluster.port, 300, 5)
+    assert failures == []
+    assert len(probes) == 5 * len(PROBES) and max(probes) < 2.0
+
+
+def test_the_same_slow_clients_starve_an_instance_without_nginx(cluster: Cluster) -> None:
+    """The oracle for the test above: sent straight to one instance, the same clients leave
+    its probes unanswered, which is what nginx is there for."""
+    member = cluster.members[0]
+    failures, _ = probe_under_slow_clients(member.port, 300, 1)
+    assert len(failures) == len(PROBES), failures  # every probe timed out
+    assert wait_until(lambda: ready(member.port) is not None, 15)  # and it recovers
+
+
+# -- comments across instances -------------------------------------------------------------
+
+
+def test_comment_created_through_nginx_is_visible_on_every_instance(cluster: Cluster) -> None:
+    path = comments_path(article(cluster))
+    created = request(
+        cluster.port, "POST", path, json_body={"author": "Mina", "content": "Seen everywhere?"},
+        source=fresh_source(),
+    )  # fmt: skip
+    assert created.status == 201, created.body
+    comment = created.json()
+    for member in cluster.members:
+        got = request(member.port, "GET", created.headers["location"])
+        assert got.status == 200 and got.json() == comment, member.name
+        listed = request(member.port, "GET", f"{path}?order=newest&page_size=100").json()
+        assert comment in listed["items"], member.name
+
+
+def test_rate_limit_holds_across_instances(cluster: Cluster) -> None:
+    client = fresh_source()
+    path = comments_path(article(cluster))
+    statuses = []
+    for n in range(RATE_LIMIT[0] + 3):
+        reply = request(
+            cluster.port, "POST", path, json_body={"author": "a", "content": f"c{n}"}, source=client
+        )
+        statuses.append(reply.status)
+        if reply.status == 429:
+            assert int(reply.headers["retry-after"]) > 0
+    assert statuses == [201] * RATE_LIMIT[0] + [429] * 3
+
+    # The instances took turns: the limit is one budget across all of them.
+    def served() -> Counter[str]:
+        return Counter(
+            name
+            for name, records in access_records(cluster).items()
+            for r in records
+            if r["forwarded_for"] == client and r["method"] == "POST"
+        )
+
+    # gunicorn writes an access line after the response has gone: the last may lag the reply.
+    wait_until(lambda: sum(served().values()) == len(statuses), 5)
+    assert len(served()) >= 2 and sum(served().values()) == len(statuses), served()
+
+
+def test_nginx_limits_a_comment_flood_before_the_instances(cluster: Cluster) -> None:
+    client = fresh_source()
+    path = comments_path(article(cluster))
+    replies = []
+    for n in range(45):
+        replies.append(
+            request(
+                cluster.port,
+                "POST",
+                path,
+                json_body={"author": "f", "content": f"{n}"},
+                source=client,
+            )
+        )
+    assert {r.status for r in replies} == {201, 429}
+    assert all(r.headers["content-type"] == "application/json" for r in replies)
+    reached = sum(
+        1
+        for records in access_records(cluster).values()
+        for r in records
+        if r["forwarded_for"] == client
+    )
+    # burst 20 plus the 1/s refill over the few seconds this takes; the rest never arrived.
+    assert RATE_LIMIT[0] <= reached <= 26, reached
+    from_nginx = [r for r in replies if r.json() == {"detail": "Too many requests"}]
+    assert len(from_nginx) == len(replies) - reached
+    # Reads by the same client are not limited.
+    assert request(cluster.port, "GET", path, source=client).status == 200
+
+
+def test_postgres_outage_then_recovery_on_every_instance(
+    cluster: Cluster, db_relay: TcpProxy
+) -> None:
+    path = comments_path(article(cluster))
+    reads = read_paths(cluster)
+    read_failures: list[str] = []
+    stop = threading.Event()
+
+    def read_all_the_time() -> None:
+        deadline = time.monotonic() + 40
+        while not stop.is_set() and time.monotonic() < deadline:
+            for p in reads:
+                reply = request(cluster.port, "GET", p, timeout=2.0)
+                if reply.status != 200:
+                    read_failures.append(f"{p}: {reply.status}")
+
+    reader = threading.Thread(target=read_all_the_time, daemon=True)
+    reader.start()
+    try:
+        db_relay.cut()
+        for member in cluster.members:
+            assert wait_until(lambda m=member: request(m.port, "GET", path).status == 503, 10)
+            reply = request(member.port, "GET", path)
+            assert reply.json() == {"detail": "Comment store unavailable"}
+        post = request(cluster.port, "POST", path, json_body={"author": "a", "content": "down"},
+                       source=fresh_source())  # fmt: skip
+        assert post.status == 503
+        db_relay.start()
+
+        def recovered(port: int) -> bool:
+            return all(request(port, "GET", path).status == 200 for _ in range(6))
+
+        for member in cluster.members:
+            assert wait_until(lambda m=member: recovered(m.port), 20), member.name
+        post = request(cluster.port, "POST", path, json_body={"author": "a", "content": "back"},
+                       source=fresh_source())  # fmt: skip
+        assert post.status == 201
+    finally:
+        stop.set()
+        reader.join(10)
+        if db_relay._listener is None:  # cut, and the test failed before restoring it
+            db_relay.start()
+    assert read_failures == []
+    # The outage is counted where operators look for it.
+    errors = 0.0
+    for member in cluster.members:
+        text = request(member.port, "GET", "/metrics").body.decode()
+        errors += sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith("news_comment_store_errors_total")
+        )
+    assert errors >= len(cluster.members)
+
+
+# -- nginx's own answers -------------------------------------------------------------------
+
+
+def test_nginx_errors_are_json(cluster: Cluster) -> None:
+    too_long = request(cluster.port, "GET", "/" + "a" * 20000)
+    assert too_long.status == 414
+    big = request(cluster.port, "POST", comments_path(article(cluster)), source=fresh_source(),
+                  body=b"{" + b" " * 70000 + b"}",
+                  headers={"Content-Type": "application/json"})  # fmt: skip
+    assert big.status == 413
+    with socket.create_connection(("127.0.0.1", cluster.port), timeout=5) as sock:
+        sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+        raw = sock.recv(65536)
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400")
+    for reply in (too_long, big):
+        assert reply.headers["content-type"] == "application/json"
+        assert set(reply.json()) == {"detail"}
+    assert json.loads(body) == {"detail": "Bad Request"}
+    # An instance's own errors pass through untouched.
+    assert request(cluster.port, "GET", "/no/such/path").json() == {"detail": "Not Found"}
+
+
+def test_nginx_answers_json_502_when_no_instance_answers(cluster: Cluster, tmp_path: Path) -> None:
+    from cluster.runtime import Instance
+    from tests.http_support import free_port
+
+    lonely = Cluster(tmp_path, port=free_port())
+    lonely.members = [Instance("dead", free_port(), tmp_path / "dead")]
+    lonely.start_nginx()
+    try:
+        reply = request(lonely.port, "GET", "/api/v1/en/articles")
+        assert reply.status == 502
+        assert reply.headers["content-type"] == "application/json"
+        assert reply.json() == {"detail": "Bad Gateway"}
+    finally:
+        lonely.stop()

@@ -1,0 +1,71 @@
+"""scripts/bundle_sync.py: a pod's bundle directory follows the bundle origin."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+from falcon.testing import TestClient
+
+from app.build.cli import build
+from app.config import Settings
+from app.wsgi import create_app
+from tests.reliability.harness import SAMPLE_SRC
+
+_spec = importlib.util.spec_from_file_location(
+    "bundle_sync", Path(__file__).resolve().parents[1] / "scripts" / "bundle_sync.py"
+)
+assert _spec is not None and _spec.loader is not None
+bundle_sync = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bundle_sync)
+
+
+def served_bundle(dest: Path, tmp: Path) -> str:
+    app = create_app(Settings(bundle_dir=dest, comments_dsn=f"sqlite:///{tmp / 'c.sqlite3'}"))
+    return json.loads(TestClient(app).simulate_get("/ready").content)["bundle"]
+
+
+def source_with(tmp: Path, article_id: str) -> Path:
+    """The sample source plus one more article (a copy of its first, under a new id)."""
+    src = tmp / "src"
+    shutil.copytree(SAMPLE_SRC, src)
+    first_file = sorted(src.glob("*.jsonl"))[0]
+    record = json.loads(first_file.read_text().splitlines()[0])
+    (src / "extra.jsonl").write_text(json.dumps({**record, "id": article_id}) + "\n")
+    return src
+
+
+def test_init_then_sidecar_follow_the_origin(tmp_path: Path) -> None:
+    origin, dest = tmp_path / "origin", tmp_path / "served"
+    assert bundle_sync.main(["--origin", str(origin), "--dest", str(dest), "--once"]) == 1
+    assert not dest.exists()  # no bundle at the origin yet: the pod must not start
+
+    first = build(SAMPLE_SRC, origin)
+    assert bundle_sync.main(["--origin", str(origin), "--dest", str(dest), "--once"]) == 0
+    assert served_bundle(dest, tmp_path) == first
+
+    src = source_with(tmp_path, "synced-article")
+    second = build(src, origin)
+    assert second != first
+    args = ["--origin", str(origin), "--dest", str(dest), "--interval", "0", "--max-polls", "2"]
+    assert bundle_sync.main(args) == 0
+    assert served_bundle(dest, tmp_path) == second
+
+
+def test_a_damaged_origin_bundle_is_not_installed(tmp_path: Path) -> None:
+    origin, dest = tmp_path / "origin", tmp_path / "served"
+    first = build(SAMPLE_SRC, origin)
+    assert bundle_sync.main(["--origin", str(origin), "--dest", str(dest), "--once"]) == 0
+    src = source_with(tmp_path, "x2")
+    build(src, origin)
+    # An object the new generation needs and the instance lacks (objects it already holds
+    # are not copied again, so damage to those at the origin does not reach it).
+    new_objects = [
+        p for p in (origin / "objects").iterdir() if not (dest / "objects" / p.name).exists()
+    ]
+    victim = max(new_objects, key=lambda p: p.stat().st_size)
+    victim.write_bytes(victim.read_bytes()[:-10])
+    assert bundle_sync.main(["--origin", str(origin), "--dest", str(dest), "--once"]) == 1
+    assert served_bundle(dest, tmp_path) == first  # still the verified one
