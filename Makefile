@@ -14,6 +14,7 @@ PORT ?= 8000
 GRANIAN_OPTS := --interface wsgi --blocking-threads 1 --backpressure 32 --respawn-failed-workers
 
 .PHONY: install serve test test-fast lint format bundles bench bench-publish bench-layouts \
+	bench-features bench-delivery \
 	fuzz soak lock clean cluster cluster-stop cluster-publish
 
 # Then the project itself, editable: `app` imports from anywhere and the commands of
@@ -86,7 +87,7 @@ test-fast: install
 bench: install
 	$(BIN)/pip install --quiet --require-hashes -r bench/requirements.txt
 	$(BIN)/python bench/run.py
-	$(MAKE) bench-publish bench-layouts
+	$(MAKE) bench-publish bench-layouts bench-features bench-delivery
 
 # Publishing at archive scale (docs/publishing.md): 9 x PUBLISH_SIZES articles, generated on the
 # first run under bench/.cache (about 6 GB at 100,000). Writes its docs/benchmarks.md sections.
@@ -100,6 +101,15 @@ bench-publish: install
 # Serving cost of the segmented layout against the previous one, and after 50 publishes.
 bench-layouts: install
 	$(BIN)/python bench/layouts.py --json bench/results/layouts.json --docs
+
+# Query features (docs/api.md §7) against plain requests and the code before them.
+bench-features: install
+	$(BIN)/python bench/features.py --json bench/results/features.json --docs
+
+# Compressed delivery against identity, with nginx gzip_static as the anchor (docs/delivery.md).
+bench-delivery: install
+	$(BIN)/pip install --quiet --require-hashes -r bench/requirements.txt
+	$(BIN)/python bench/delivery.py --json bench/results/delivery.json --docs
 
 # Long contract fuzz (schemathesis, 10 minutes; NEWS_FUZZ_SEED=N reproduces a run) and a
 # 5-minute soak against real gunicorn (NEWS_TEST_WORKER_CLASS=gthread for the other worker);

@@ -244,6 +244,7 @@ def wrk(
     opts: Options,
     rate: int | None = None,
     cpu_pids: list[int] | None = None,
+    headers: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     cmd = [
         WRK,
@@ -252,6 +253,7 @@ def wrk(
         f"-d{duration}s",
         "--timeout",
         "10s",
+        *(arg for header in headers for arg in ("-H", header)),
         "-s",
         str(LUA),
         f"http://127.0.0.1:{port}",
