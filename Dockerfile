@@ -17,6 +17,13 @@ RUN python -m venv /opt/venv \
       -r /tmp/requirements.txt \
  && find /opt/venv -name __pycache__ -prune -exec rm -rf {} +
 
+# -- assets: Swagger UI for /docs, from the pinned npm lock (runtime dependencies only;
+# install scripts are not run: swagger-ui-dist needs none) ------------------------------
+FROM node:22-bookworm-slim AS assets
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error
+
 # -- runtime: the venv, the code, an unprivileged user ----------------------------------
 FROM ${PYTHON_IMAGE}
 RUN groupadd --system --gid 10001 news \
@@ -26,6 +33,7 @@ COPY --from=build /opt/venv /opt/venv
 WORKDIR /srv/news
 COPY app/ app/
 COPY scripts/ scripts/
+COPY --from=assets /src/node_modules/swagger-ui-dist/ node_modules/swagger-ui-dist/
 # PYTHONPATH: scripts/*.py import `app` from here (make install's editable install does it
 # on a development machine).
 ENV PATH=/opt/venv/bin:$PATH \

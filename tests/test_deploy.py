@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -144,3 +145,11 @@ def test_dockerfile() -> None:
     assert re.search(r"^HEALTHCHECK .*", text, re.M) and "/health" in text
     for source in re.findall(r"^COPY (?!--from)(\S+)", text, re.M):
         assert (REPO / source).exists(), source
+    # /docs serves Swagger UI from here (app/resources/docs.py): the image must carry it, and
+    # it must be a runtime (not dev) npm dependency, since the image installs --omit=dev.
+    from app.resources.docs import PROJECT_ROOT, SWAGGER_UI
+
+    where = SWAGGER_UI.relative_to(PROJECT_ROOT).as_posix()
+    assert re.search(rf"^COPY --from=\S+ \S+ {re.escape(where)}/?$", text, re.M), where
+    package = json.loads((REPO / "package.json").read_text())
+    assert SWAGGER_UI.name in package["dependencies"]
