@@ -16,6 +16,7 @@ from app.bundle.store import BundleStore
 from app.errors import article_not_found, unsupported_language
 from app.http_cache import send_cacheable
 from app.languages import LANGUAGE_SET
+from app.links import link_header
 from app.models import ArticleListQuery, LatestQuery, SearchQuery
 
 # Part of every collection ETag: bump it when the envelope the server writes changes.
@@ -59,6 +60,7 @@ class ArticleCollection(_BundleResource):
             items = [data.article(p) for p in positions[start:stop]] if start < total else []
         body = params.list_body(page, items, total)
         etag = _collection_etag(data, "list", params.page_key(page), page.page_size, category)
+        resp.set_header("Link", link_header(req, page.page, page.page_size, total))
         send_cacheable(req, resp, etag, self.max_age, body)
 
     on_head = on_get
@@ -86,6 +88,7 @@ class ArticleSearch(_BundleResource):
         total, positions = data.search(q, page.offset, page.page_size)
         body = params.list_body(page, [data.article(p) for p in positions], total)
         etag = _collection_etag(data, "search", q, params.page_key(page), page.page_size)
+        resp.set_header("Link", link_header(req, page.page, page.page_size, total))
         send_cacheable(req, resp, etag, self.max_age, body)
 
     on_head = on_get
