@@ -13,7 +13,7 @@ from falcon.testing import Result, TestClient
 
 from app.config import Settings
 from app.wsgi import create_app
-from tests.helpers import KO_ID, LIST_FIELDS, article_path
+from tests.helpers import KO_ID, SEARCH_FIELDS, article_path
 
 BAD_LANGUAGES = ("xx", "EN", "zh-tw", "zh_TW", "zh", "english", "한국어", "ko ", "en.json")
 
@@ -153,7 +153,7 @@ def test_invalid_params_beat_unknown_ids_and_404s(client: TestClient) -> None:
 def test_query_length_bounds_inclusive(client: TestClient, query: str) -> None:
     result = client.simulate_get("/api/v1/en/articles/search", query_string=query)
     assert result.status_code == 200, result.text
-    assert set(json.loads(result.content)) == LIST_FIELDS
+    assert set(json.loads(result.content)) == SEARCH_FIELDS
 
 
 @pytest.mark.parametrize(

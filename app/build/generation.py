@@ -53,6 +53,10 @@ def build_generation(
         [number[categories[g]] for g in order.tolist()], dtype=np.int64
     )
     grouped = np.argsort(category_of_position, kind="stable").astype("<u4")
+    published_pos = -np.asarray([p for p, _, _ in rows], dtype="<i8")
+    # Oldest first: published asc, then list position asc (= id asc among equal times).
+    oldest = np.lexsort((np.arange(order.size), published_pos)).astype("<u4")
+    grouped_oldest = oldest[np.argsort(category_of_position[oldest], kind="stable")]
     counts = np.bincount(category_of_position, minlength=len(names)).tolist()
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).tolist() if names else []
 
@@ -71,6 +75,10 @@ def build_generation(
         (fmt.IDS_GID, np.asarray([g for _, g in by_id], dtype="<u4").tobytes()),
         (fmt.CATEGORY_POS, grouped.tobytes()),
         (fmt.CATEGORIES_JSON, orjson.dumps(names)),
+        (fmt.PUBLISHED_POS, published_pos.tobytes()),
+        (fmt.OLDEST_POS, oldest.tobytes()),
+        (fmt.CATEGORY_OF_POS, category_of_position.astype("<u4").tobytes()),
+        (fmt.CATEGORY_OLDEST, grouped_oldest.astype("<u4").tobytes()),
     ):
         obj, entry = store.put(data)
         files[name] = obj

@@ -32,6 +32,14 @@ rewritten by every publish; they are a few bytes per article:
     category.pos              list positions grouped by category (categories in code-point
                               order; the ranges are in the manifest)
     categories.json           the categories response body
+    published.pos             published_at (int64 microseconds) per list position: the list
+                              is published desc, so a date range is a binary search giving a
+                              contiguous position range
+    oldest.pos                list positions oldest first (published asc, id asc)
+    category.of               category number (uint32, code-point order) per list position:
+                              search filters and facets are numpy gathers and a bincount
+    category.old              list positions grouped by category as category.pos, each group
+                              oldest first (same ranges)
 
 A gid that is not in order.u32 is deleted (retracted, or replaced by a newer version).
 """
@@ -79,7 +87,22 @@ IDS_OFF = "ids.off"
 IDS_GID = "ids.gid"
 CATEGORY_POS = "category.pos"
 CATEGORIES_JSON = "categories.json"
-GENERATION_FILES = (ORDER, IDS_BIN, IDS_OFF, IDS_GID, CATEGORY_POS, CATEGORIES_JSON)
+PUBLISHED_POS = "published.pos"
+OLDEST_POS = "oldest.pos"
+CATEGORY_OF_POS = "category.of"
+CATEGORY_OLDEST = "category.old"
+GENERATION_FILES = (
+    ORDER,
+    IDS_BIN,
+    IDS_OFF,
+    IDS_GID,
+    CATEGORY_POS,
+    CATEGORIES_JSON,
+    PUBLISHED_POS,
+    OLDEST_POS,
+    CATEGORY_OF_POS,
+    CATEGORY_OLDEST,
+)
 
 ETAG_BYTES = 16
 LINE_HASH_BYTES = 16

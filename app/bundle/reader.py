@@ -25,6 +25,7 @@ import numpy as np
 import orjson
 
 from app.bundle import format as fmt
+from app.bundle import ranking
 from app.languages import LANGUAGES
 from app.search import searcher as search
 from app.search.analyzers import get_analyzer
@@ -44,6 +45,28 @@ Verify = Literal["trusted", "crc32", "sha256"]
 
 # (st_dev, st_ino, st_mtime_ns, st_size) of the manifest a bundle was loaded from.
 Identity = tuple[int, int, int, int]
+
+
+def _negative(value: int) -> int:
+    return -value
+
+
+@dataclass(frozen=True, slots=True)
+class ListPage:
+    """What a list request selects beyond category and page (docs/api.md §7)."""
+
+    first: int | None = None  # published microseconds, inclusive; None: open
+    last: int | None = None
+    oldest: bool = False
+    summary: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    first: int | None = None
+    last: int | None = None
+    order: str = "relevance"  # relevance | newest | oldest
+    summary: bool = False
 
 
 class SortedIds(SortedBytes):
@@ -183,6 +206,21 @@ class LanguageData:
         }
         if sum(r.count for r in self._categories.values()) != len(self._category_pos):
             raise BundleError(f"{where}/{fmt.CATEGORY_POS}: size does not match")
+        self._category_names = [name for name, _, _ in meta["categories"]]
+        self._category_number = {name: i for i, name in enumerate(self._category_names)}
+        self._published_at = gen[fmt.PUBLISHED_POS].cast("q")
+        self._published = np.frombuffer(self._published_at, dtype="<i8")
+        self._oldest = gen[fmt.OLDEST_POS].cast(fmt.POSITION_TYPECODE)
+        self._category_of = np.frombuffer(gen[fmt.CATEGORY_OF_POS], dtype="<u4")
+        self._category_oldest = gen[fmt.CATEGORY_OLDEST].cast(fmt.POSITION_TYPECODE)
+        for name, size in (
+            (fmt.PUBLISHED_POS, len(self._published_at)),
+            (fmt.OLDEST_POS, len(self._oldest)),
+            (fmt.CATEGORY_OF_POS, self._category_of.size),
+            (fmt.CATEGORY_OLDEST, len(self._category_oldest)),
+        ):
+            if size != self.count:
+                raise BundleError(f"{where}/{name}: size does not match {self.count} articles")
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -248,6 +286,84 @@ class LanguageData:
         if r is None:
             return _NO_POSITIONS
         return self._category_pos[r.start : r.start + r.count]
+
+    def summary(self, pos: int) -> memoryview:
+        """The ArticleSummary at a list position."""
+        segment, local = self._segment(self._order[pos])
+        return segment.summaries_run(local, local + 1)
+
+    def position_range(self, first: int | None, last: int | None) -> tuple[int, int]:
+        """List positions [lo, hi) published within first..last (microseconds, inclusive,
+        None for an open end): two binary searches over published.pos, which descends."""
+        published = self._published_at
+        lo = 0 if last is None else bisect.bisect_left(published, -last, key=_negative)
+        hi = self.count if first is None else bisect.bisect_right(published, -first, key=_negative)
+        return lo, max(lo, hi)
+
+    def list_page(
+        self, page: ListPage, category: str | None, start: int, stop: int
+    ) -> tuple[int, list[memoryview | bytes]]:
+        """(total, records of the page) of a list request: binary searches and slices."""
+        first, last = page.first, page.last
+        record = self.summary if page.summary else self.article
+        if category is None:
+            lo, hi = self.position_range(first, last)
+            total = hi - lo
+            if start >= total:
+                return total, []
+            stop = min(stop, total)
+            if not page.oldest:
+                run = self.summaries_run if page.summary else self.articles_run
+                return total, [run(lo + start, lo + stop)]
+            base = self.count - hi  # the range is one block of the oldest-first order too
+            return total, [record(p) for p in self._oldest[base + start : base + stop]]
+        r = self._categories.get(category)
+        if r is None:
+            return 0, []
+        if page.oldest:
+            group = self._category_oldest[r.start : r.start + r.count]
+            at = self._published_at.__getitem__
+            i = 0 if first is None else bisect.bisect_left(group, first, key=at)
+            j = len(group) if last is None else bisect.bisect_right(group, last, key=at)
+        else:
+            group = self._category_pos[r.start : r.start + r.count]
+            lo, hi = self.position_range(first, last)
+            i, j = bisect.bisect_left(group, lo), bisect.bisect_left(group, hi)
+        total = max(0, j - i)
+        return total, [record(p) for p in group[i + start : min(i + stop, j)]]
+
+    def search_page(
+        self, query: str, page: SearchPage, category: str | None, start: int, stop: int
+    ) -> tuple[int, list[memoryview], bytes]:
+        """(total, records of the page, facets JSON) of a search request.
+
+        Filters and facets work on the numpy arrays of every match: the date range is a
+        position range, categories a gather from category.of, facets one bincount."""
+        pos, acc, titles = search.scored_matches(
+            self._search_segments, self._analyzer.analyze_query(query)
+        )
+        if page.first is not None or page.last is not None:
+            lo, hi = self.position_range(page.first, page.last)
+            keep = (pos >= lo) & (pos < hi)
+            pos, acc, titles = pos[keep], acc[keep], titles[keep]
+        numbers = self._category_of[pos]
+        counts = np.bincount(numbers, minlength=len(self._category_names))
+        facets = orjson.dumps(
+            {"category": {self._category_names[i]: int(counts[i]) for i in np.flatnonzero(counts)}}
+        )
+        if category is not None:
+            number = self._category_number.get(category)
+            keep = numbers == (-1 if number is None else number)
+            pos, acc, titles = pos[keep], acc[keep], titles[keep]
+        total, limit = int(pos.size), stop - start
+        if page.order == "relevance":
+            chosen = ranking.rank(pos, acc, titles, start, limit)
+        elif page.order == "newest":
+            chosen = ranking.newest(pos, start, limit)
+        else:
+            chosen = ranking.oldest(pos, self._published, start, limit)
+        record = self.summary if page.summary else self.article
+        return total, [record(p) for p in chosen.tolist()], facets
 
     def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
         """(total, list positions of the page) for a search query."""

@@ -11,13 +11,13 @@ import hashlib
 import falcon
 
 from app import params
-from app.bundle.reader import LanguageData
+from app.bundle.reader import LanguageData, ListPage, SearchPage
 from app.bundle.store import BundleStore
 from app.errors import article_not_found, unsupported_language
 from app.http_cache import send_cacheable
 from app.languages import LANGUAGE_SET
 from app.links import link_header
-from app.models import ArticleListQuery, LatestQuery, SearchQuery
+from app.models import ArticleListQuery, LatestQuery, ListOrder, SearchQuery
 
 # Part of every collection ETag: bump it when the envelope the server writes changes.
 _ENVELOPE_VERSION = "1"
@@ -44,26 +44,27 @@ class _BundleResource:
 
 
 class ArticleCollection(_BundleResource):
-    """GET /api/v1/{language}/articles?page&page_size&category"""
+    """GET /api/v1/{language}/articles?page&page_size&category&from&to&order&fields"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
         page = params.parse(req, ArticleListQuery)
         category = page.category or None  # empty means no filter
-        start, stop = page.offset, page.offset + page.page_size
-        if category is None:
-            total = data.count
-            items = [data.articles_run(start, min(stop, total))] if start < total else []
-        else:
-            positions = data.category_positions(category)
-            total = len(positions)
-            items = [data.article(p) for p in positions[start:stop]] if start < total else []
+        first, last = page.date_range
+        selection = ListPage(first, last, page.order is ListOrder.oldest, page.summary)
+        start = page.offset
+        total, items = data.list_page(selection, category, start, start + page.page_size)
         body = params.list_body(page, items, total)
-        etag = _collection_etag(data, "list", params.page_key(page), page.page_size, category)
+        key: tuple[object, ...] = ("list", params.page_key(page), page.page_size, category)
+        if selection != _LIST_DEFAULT:  # requests without the §7 parameters keep their ETag
+            key += (first, last, page.order.value, page.fields.value)
         resp.set_header("Link", link_header(req, page.page, page.page_size, total))
-        send_cacheable(req, resp, etag, self.max_age, body)
+        send_cacheable(req, resp, _collection_etag(data, *key), self.max_age, body)
 
     on_head = on_get
+
+
+_LIST_DEFAULT = ListPage()
 
 
 class LatestArticles(_BundleResource):
@@ -79,17 +80,25 @@ class LatestArticles(_BundleResource):
 
 
 class ArticleSearch(_BundleResource):
-    """GET /api/v1/{language}/articles/search?q&page&page_size"""
+    """GET /api/v1/{language}/articles/search?q&page&page_size&category&from&to&order&fields"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
         page = params.parse(req, SearchQuery)
         q = page.q
-        total, positions = data.search(q, page.offset, page.page_size)
-        body = params.list_body(page, [data.article(p) for p in positions], total)
-        etag = _collection_etag(data, "search", q, params.page_key(page), page.page_size)
+        category = page.category or None
+        first, last = page.date_range
+        selection = SearchPage(first, last, page.order.value, page.summary)
+        start = page.offset
+        total, items, facets = data.search_page(
+            q, selection, category, start, start + page.page_size
+        )
+        body = params.list_body(page, items, total, b',"facets":' + facets)
+        # Every search body carries facets since version 1.1 (docs/api.md §7): "facets" in
+        # the key gives those bodies new ETags.
+        key = ("search", q, params.page_key(page), page.page_size, "facets", selection, category)
         resp.set_header("Link", link_header(req, page.page, page.page_size, total))
-        send_cacheable(req, resp, etag, self.max_age, body)
+        send_cacheable(req, resp, _collection_etag(data, *key), self.max_age, body)
 
     on_head = on_get
 
