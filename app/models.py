@@ -196,8 +196,28 @@ class _Page(BaseModel, Generic[T]):
     """ceil(total / page_size); 0 when total is 0."""
 
 
-class ArticleList(_Page[Article]):
-    """A page of articles; a page past the end has no items and the true total."""
+class ArticleList(_Page[Article | ArticleSummary]):
+    """A page of articles; a page past the end has no items and the true total. Items are
+    Article objects, or ArticleSummary objects with `fields=summary`."""
+
+
+class SearchFacets(BaseModel):
+    """Counts over the matches of `q`, `from` and `to`, ignoring `category`."""
+
+    model_config = _wire_config()
+
+    category: Annotated[
+        dict[str, Annotated[int, Field(ge=1)]],
+        Field(examples=[{"economy": 12, "politics": 3}]),
+    ]
+    """Matches per category, keys in code-point order; a category without matches is left
+    out."""
+
+
+class SearchResults(ArticleList):
+    """A page of search results, with facets over every match."""
+
+    facets: SearchFacets
 
 
 # -- comments ----------------------------------------------------------------------------

@@ -27,6 +27,8 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     m.Article,
     m.ArticleSummary,
     m.ArticleList,
+    m.SearchFacets,
+    m.SearchResults,
     m.Comment,
     m.CommentList,
     m.CommentCount,
@@ -86,6 +88,15 @@ RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
     },
     "Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}},
     "WWW-Authenticate": {"description": '`Bearer realm="comments"`.', **_STRING},
+    "Link": {
+        "description": 'RFC 8288 pages: `rel="first"` and `rel="last"` always, `rel="prev"` and'
+        ' `rel="next"` where that page exists (past the last page, `prev` is the last page);'
+        " relative URLs keeping every other query parameter.",
+        **_STRING,
+        "example": '</api/v1/en/articles?page_size=5&page=1>; rel="first", '
+        '</api/v1/en/articles?page_size=5&page=3>; rel="next", '
+        '</api/v1/en/articles?page_size=5&page=9>; rel="last"',
+    },
 }
 
 # The server answers this itself, before any route, for a request line over 8190 bytes.
