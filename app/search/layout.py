@@ -34,12 +34,18 @@ search.tripos      uint16 or uint32 x           where the trigram starts in the 
                    trigram occurrences          ascending: code point offset in the doc's
                                                 folded CJK runs (fields in order, one
                                                 separator after each run)
+search.wordcount   uint8, 16 or 32 x            occurrences of the word in word posting j's
+                   word postings                document (word postings come first in docs)
+search.wordpbase   uint32 x (words + 1)         where word t's occurrences start in wordpos
+search.wordpos     uint16 or uint32 x           where the word occurs, ascending: index of the
+                   word occurrences             analysed word in the document, fields in
+                                                order with a gap of one between fields
 =================  ===========================  =============================================
 """
 
 from __future__ import annotations
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 META = "search.meta"
 WORDS = "search.words"
@@ -55,6 +61,9 @@ TRIDOCS = "search.tridocs"
 TRICOUNT = "search.tricount"
 TRIPBASE = "search.tripbase"
 TRIPOS = "search.tripos"
+WORDCOUNT = "search.wordcount"
+WORDPBASE = "search.wordpbase"
+WORDPOS = "search.wordpos"
 
 ALL_FILES: tuple[str, ...] = (
     META,
@@ -71,6 +80,9 @@ ALL_FILES: tuple[str, ...] = (
     TRICOUNT,
     TRIPBASE,
     TRIPOS,
+    WORDCOUNT,
+    WORDPBASE,
+    WORDPOS,
 )
 
 
