@@ -87,6 +87,10 @@ def requests_for(files: dict[str, list[dict]], rng: random.Random) -> list[str]:
             urls.append(f"{base}/articles/search?q={quote(word)}&page_size=5")
         pair = " ".join(rng.sample(WORDS[language], 2))
         urls.append(f"{base}/articles/search?q={quote(pair)}")
+        a, b, c = rng.sample(WORDS[language], 3)
+        # Search syntax: phrases (word positions), exclusion, OR groups (issue 12).
+        for q in (f'"{a} {b}"', f"{a} -{b}", f"{a} OR {b}", f"{a} {b} OR {c}", f'{c} -"{a} {b}"'):
+            urls.append(f"{base}/articles/search?q={quote(q)}&page_size=50")
         urls.append(f"{base}/articles/missing-id")
     for record in records:
         urls.append(f"/api/v1/{record['language']}/articles/{quote(record['id'], safe='')}")
