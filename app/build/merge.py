@@ -287,7 +287,6 @@ def _merge_index(
     doc_dtype = "<u2" if doc_type == "H" else "<u4"
     pos_type = "I" if any(m["pos_type"] == "I" for m in metas) else "H"
     count_type = max((m["count_type"] for m in metas), key="BHI".index, default="B")
-    wpos_type = "I" if any(m["wpos_type"] == "I" for m in metas) else "H"
     wcount_type = max((m["wcount_type"] for m in metas), key="BHI".index, default="B")
 
     # Word postings (with positions) and CJK postings are merged apart, words first, into
@@ -309,7 +308,7 @@ def _merge_index(
                 vals=vals,
                 counts=r.array(layout.WORDCOUNT, layout.NUMPY_TYPES[meta["wcount_type"]]),
                 base=r.array(layout.WORDPBASE, "<u4"),
-                pos=r.array(layout.WORDPOS, "<u2" if meta["wpos_type"] == "H" else "<u4"),
+                pos=r.array(layout.WORDPOS, "<u1"),  # varint bytes: copied, never decoded
             )
         )
         cjk_map = np.concatenate(
@@ -345,7 +344,7 @@ def _merge_index(
             scores_w,
             wcounts_w,
             wpos_w,
-            "<u2" if wpos_type == "H" else "<u4",
+            "<u1",
             layout.NUMPY_TYPES[wcount_type],
         )
         cjk_df, _ = _merge_family(scored_cjk, nu + nb, doc_dtype, release, docs_w, scores_w)
@@ -393,7 +392,6 @@ def _merge_index(
         pos_type=pos_type,
         count_type=count_type,
         word_positions=word_positions,
-        wpos_type=wpos_type,
         wcount_type=wcount_type,
     )
     for name, data in (

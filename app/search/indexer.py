@@ -24,6 +24,7 @@ from app.search.analyzers import (
     get_analyzer,
     normalize,
 )
+from app.search.gaps import encode_gaps
 
 _NFIELDS = len(layout.FIELD_NAMES)  # 4: a "segment" is doc << 2 | field
 _SEP = 0x0A  # "\n" separates CJK runs: no bigram spans it and no query run contains it
@@ -442,15 +443,10 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         ([0], np.cumsum(np.add.reduceat(tri_counts, triptr[:-1]) if tri_counts.size else []))
     )
     positions = int(tri_counts.sum())
-    word_counts_per_posting = wpos_postings.npos
-    wordpbase = np.concatenate(([0], np.cumsum(word_counts_per_posting)))[
-        ptr[: len(words.terms) + 1]
-    ]
-    word_positions = int(word_counts_per_posting.sum())
-    wcount_type = layout.count_type(
-        int(word_counts_per_posting.max()) if word_counts_per_posting.size else 0
-    )
-    wpos_type = "H" if wpos_dtype == np.uint16 else "I"
+    word_bytes, word_gaps = encode_gaps(wpos_postings.npos, wpos_postings.pos)
+    wordpbase = np.concatenate(([0], np.cumsum(word_bytes)))[ptr[: len(words.terms) + 1]]
+    word_positions = int(word_gaps.size)
+    wcount_type = layout.count_type(int(word_bytes.max()) if word_bytes.size else 0)
     if max(ptr[-1], triptr[-1], positions, word_positions) >= 1 << 32:
         raise ValueError("index too large for 32-bit offsets")
     count_type = layout.count_type(int(tri_counts.max()) if tri_counts.size else 0)
@@ -472,7 +468,6 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         pos_type=pos_type,
         count_type=count_type,
         word_positions=word_positions,
-        wpos_type=wpos_type,
         wcount_type=wcount_type,
     )
     return {
@@ -490,7 +485,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         layout.TRICOUNT: tri_counts.astype(layout.NUMPY_TYPES[count_type]).tobytes(),
         layout.TRIPBASE: tripbase.astype("<u4").tobytes(),
         layout.TRIPOS: tri_postings.pos.astype(pos_dtype.newbyteorder("<")).tobytes(),
-        layout.WORDCOUNT: word_counts_per_posting.astype(layout.NUMPY_TYPES[wcount_type]).tobytes(),
+        layout.WORDCOUNT: word_bytes.astype(layout.NUMPY_TYPES[wcount_type]).tobytes(),
         layout.WORDPBASE: wordpbase.astype("<u4").tobytes(),
-        layout.WORDPOS: wpos_postings.pos.astype(wpos_dtype.newbyteorder("<")).tobytes(),
+        layout.WORDPOS: word_gaps.tobytes(),
     }

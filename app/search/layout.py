@@ -34,12 +34,14 @@ search.tripos      uint16 or uint32 x           where the trigram starts in the 
                    trigram occurrences          ascending: code point offset in the doc's
                                                 folded CJK runs (fields in order, one
                                                 separator after each run)
-search.wordcount   uint8, 16 or 32 x            occurrences of the word in word posting j's
-                   word postings                document (word postings come first in docs)
-search.wordpbase   uint32 x (words + 1)         where word t's occurrences start in wordpos
-search.wordpos     uint16 or uint32 x           where the word occurs, ascending: index of the
-                   word occurrences             analysed word in the document, fields in
-                                                order with a gap of one between fields
+search.wordcount   uint8, 16 or 32 x            bytes of word posting j's positions in
+                   word postings                wordpos (word postings come first in docs)
+search.wordpbase   uint32 x (words + 1)         where word t's position bytes start in wordpos
+search.wordpos     uint8 x bytes                per word posting, where the word occurs
+                                                (index of the analysed word in the document,
+                                                fields in order, a gap of one between fields):
+                                                the first position, then the gaps, as LEB128
+                                                varints (app/search/gaps.py)
 =================  ===========================  =============================================
 """
 

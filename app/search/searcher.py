@@ -24,6 +24,7 @@ import orjson
 
 from app.search import layout
 from app.search.analyzers import ANALYZER_VERSION, QueryTerms, get_analyzer
+from app.search.gaps import decode_gaps
 from app.search.query import CompiledQuery, Part, compile_query
 from app.sorted_bytes import SortedBytes
 
@@ -77,13 +78,12 @@ class Searcher:
             doc_type, pos_type = str(meta["doc_type"]), str(meta["pos_type"])
             count_type = str(meta["count_type"])
             nword_positions = int(meta["word_positions"])
-            wpos_type, wcount_type = str(meta["wpos_type"]), str(meta["wcount_type"])
+            wcount_type = str(meta["wcount_type"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"search index for {language}: incomplete meta: {exc}") from exc
         if (
             doc_type not in ("H", "I")
             or pos_type not in ("H", "I")
-            or wpos_type not in ("H", "I")
             or count_type not in ("B", "H", "I")
             or wcount_type not in ("B", "H", "I")
         ):
@@ -113,14 +113,14 @@ class Searcher:
         self._tripbase = self._array(files, layout.TRIPBASE, "I", ntri + 1)
         tripos = self._array(files, layout.TRIPOS, pos_type, ntri_positions)
         self._np_tripos = np.frombuffer(tripos, dtype="<u2" if pos_type == "H" else "<u4")
-        # Word positions: per word posting (the first ptr[nwords] postings) an occurrence
-        # count, per word term a base, and the positions (same scheme as the trigrams').
+        # Word positions: per word posting (the first ptr[nwords] postings) a byte count, per
+        # word term a base, and the bytes: the posting's positions as varint-coded gaps.
         nword_postings = self._ptr[nwords]
         wordcount = self._array(files, layout.WORDCOUNT, wcount_type, nword_postings)
         self._np_wordcount = np.frombuffer(wordcount, dtype=layout.NUMPY_TYPES[wcount_type])
         self._wordpbase = self._array(files, layout.WORDPBASE, "I", nwords + 1)
-        wordpos = self._array(files, layout.WORDPOS, wpos_type, nword_positions)
-        self._np_wordpos = np.frombuffer(wordpos, dtype="<u2" if wpos_type == "H" else "<u4")
+        wordpos = self._array(files, layout.WORDPOS, "B", nword_positions)
+        self._np_wordpos = np.frombuffer(wordpos, dtype=np.uint8)  # varint gaps (indexer)
         # Spot checks of the array contents (cheap: no full scan at start-up).
         if self._wordpbase[0] != 0 or self._wordpbase[-1] != nword_positions:
             raise ValueError(f"search index for {language}: word position offsets do not match")
@@ -294,13 +294,17 @@ class Searcher:
             cand,
             [(t, i) for i, t in enumerate(terms)],
             (self._ptr, self._np_docs, self._np_wordcount, self._wordpbase, self._np_wordpos),
+            varint=True,
         )
 
     @staticmethod
-    def _aligned(cand: np.ndarray, covers: list[tuple[int, int]], arrays: tuple) -> np.ndarray:
+    def _aligned(
+        cand: np.ndarray, covers: list[tuple[int, int]], arrays: tuple, varint: bool = False
+    ) -> np.ndarray:
         """Mask of the candidates where every (term, offset) of ``covers`` occurs at its offset
         from one start position; arrays: (ptr, docs, count per posting, base per term,
-        positions) of a positional family."""
+        positions) of a positional family; with varint, the counts are bytes and the
+        positions are varint-coded gaps (app.search.indexer.encode_gaps)."""
         ptr, docs, npos, base, positions = arrays
         shift = covers[-1][1]  # keeps ``position - offset + shift`` non-negative
         rank = np.arange(cand.size, dtype=np.int64) << 32
@@ -316,8 +320,12 @@ class Searcher:
             at = np.repeat(first - (np.cumsum(counts) - counts), counts)
             at += np.arange(at.size, dtype=np.int64)
             # Ascending: ranks follow the candidates, positions ascend within a posting.
+            if varint:
+                found, counts = decode_gaps(positions[at], counts)
+            else:
+                found = positions[at]
             keys = np.repeat(rank, counts)
-            keys += positions[at]
+            keys += found
             keys += shift - offset
             if n == 0:
                 starts = keys

@@ -8,6 +8,7 @@ import random
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from falcon.testing import TestClient
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +18,7 @@ from app.build import cli
 from app.bundle.reader import Bundle, LanguageData
 from app.config import Settings
 from app.search.analyzers import get_analyzer
+from app.search.gaps import decode_gaps, encode_gaps
 from app.search.indexer import IndexDoc
 from app.search.query import _words_in_order, compile_query, parse
 from app.search.searcher import Searcher
@@ -300,3 +302,24 @@ def test_http_syntax_answers_200(built: tuple[Path, list[dict]], language: str, 
     assert reply.status_code == 200
     data = Bundle.load(out).languages[language]
     assert reply.json["total"] == len(data.scored(q))
+
+
+@given(
+    st.lists(
+        st.lists(st.integers(0, 1 << 31), min_size=1, max_size=30, unique=True),
+        min_size=1,
+        max_size=30,
+    ),
+    st.data(),
+)
+def test_position_gaps_round_trip(postings: list[list[int]], data: st.DataObject) -> None:
+    lists = [sorted(p) for p in postings]
+    nbytes, coded = encode_gaps(
+        np.asarray([len(p) for p in lists]), np.asarray([x for p in lists for x in p])
+    )
+    chosen = sorted(data.draw(st.sets(st.integers(0, len(lists) - 1), min_size=1)))
+    start = np.concatenate(([0], np.cumsum(nbytes)))
+    blob = np.concatenate([coded[start[i] : start[i + 1]] for i in chosen])
+    positions, counts = decode_gaps(blob, nbytes[chosen])
+    assert positions.tolist() == [x for i in chosen for x in lists[i]]
+    assert counts.tolist() == [len(lists[i]) for i in chosen]
