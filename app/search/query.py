@@ -165,16 +165,27 @@ def _merged_scoring(parts: list[Part]) -> QueryTerms:
 _EMPTY_TERMS = QueryTerms((), (), (), (), ())
 
 
+def is_plain(q: str) -> bool:
+    """parse(q).plain, without the parser: no quote, no ``OR`` token, no token that starts
+    with ``-`` and holds more than dashes. (str.split() splits where str.isspace(), as
+    parse() does.)"""
+    if '"' in q:
+        return False
+    tokens = q.split()
+    return "OR" not in tokens and not any(t[0] == "-" and t.strip("-") for t in tokens)
+
+
 def compile_query(q: str, analyzer: Analyzer) -> CompiledQuery:
     """Parse ``q`` and analyse every term with the language's analyser. Never raises for any
     string; a query without a positive term is ``.empty``."""
-    parsed = parse(q)
-    if parsed.plain:
+    if is_plain(q):
+        # No operator (most queries): skip the parser, analyse q exactly as before.
         terms = analyzer.analyze_query(q)
         if terms.empty:
             return CompiledQuery(None, (), (), _EMPTY_TERMS)
-        texts = [t.text for c in parsed.clauses for t in c]
+        texts = [t for t in q.split() if t.strip("-")]
         return CompiledQuery(Part(terms), (), (), terms, texts)
+    parsed = parse(q)
     single: list[Term] = []
     groups: list[tuple[Part, ...]] = []
     texts: list[str] = []

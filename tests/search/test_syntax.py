@@ -20,7 +20,7 @@ from app.config import Settings
 from app.search.analyzers import get_analyzer
 from app.search.gaps import decode_gaps, encode_gaps
 from app.search.indexer import IndexDoc
-from app.search.query import _words_in_order, compile_query, parse
+from app.search.query import _words_in_order, compile_query, is_plain, parse
 from app.search.searcher import Searcher
 from app.wsgi import create_app
 from tests.helpers import good, write_jsonl
@@ -323,3 +323,13 @@ def test_position_gaps_round_trip(postings: list[list[int]], data: st.DataObject
     positions, counts = decode_gaps(blob, nbytes[chosen])
     assert positions.tolist() == [x for i in chosen for x in lists[i]]
     assert counts.tolist() == [len(lists[i]) for i in chosen]
+
+
+@given(st.text(alphabet='ab -"OR\t\u3000', max_size=40))
+def test_the_plain_shortcut_agrees_with_the_parser(q: str) -> None:
+    assert is_plain(q) == parse(q).plain
+    compiled = compile_query(q, get_analyzer("en"))
+    if parse(q).plain and not compiled.empty:
+        assert compiled.simple
+        assert compiled.required is not None
+        assert compiled.required.terms == get_analyzer("en").analyze_query(q)
