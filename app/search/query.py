@@ -18,7 +18,7 @@ Parsing is one linear pass over at most a few hundred characters and never raise
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from app.search.analyzers import Analyzer, QueryTerms, normalize
 
@@ -100,7 +100,7 @@ class Part:
     word_phrases: tuple[tuple[str, ...], ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CompiledQuery:
     """A parsed query analysed for one language.
 
@@ -113,7 +113,7 @@ class CompiledQuery:
     any_of: tuple[tuple[Part, ...], ...]
     excluded: tuple[Part, ...]
     scored: QueryTerms
-    positive_texts: list[str] = field(default_factory=list)
+    positive_texts: list[str]
 
     @property
     def empty(self) -> bool:
@@ -182,9 +182,8 @@ def compile_query(q: str, analyzer: Analyzer) -> CompiledQuery:
         # No operator (most queries): skip the parser, analyse q exactly as before.
         terms = analyzer.analyze_query(q)
         if terms.empty:
-            return CompiledQuery(None, (), (), _EMPTY_TERMS)
-        texts = [t for t in q.split() if t.strip("-")]
-        return CompiledQuery(Part(terms), (), (), terms, texts)
+            return CompiledQuery(None, (), (), _EMPTY_TERMS, [])
+        return CompiledQuery(Part(terms), (), (), terms, q.split())
     parsed = parse(q)
     single: list[Term] = []
     groups: list[tuple[Part, ...]] = []
@@ -202,6 +201,6 @@ def compile_query(q: str, analyzer: Analyzer) -> CompiledQuery:
         dict.fromkeys(p for t in parsed.excluded if (p := _part(analyzer, [t])) is not None)
     )
     if required is None and not groups:
-        return CompiledQuery(None, (), (), _EMPTY_TERMS)
+        return CompiledQuery(None, (), (), _EMPTY_TERMS, [])
     parts = ([required] if required else []) + [p for g in groups for p in g]
     return CompiledQuery(required, tuple(groups), excluded, _merged_scoring(parts), texts)
