@@ -333,3 +333,23 @@ def test_the_plain_shortcut_agrees_with_the_parser(q: str) -> None:
         assert compiled.simple
         assert compiled.required is not None
         assert compiled.required.terms == get_analyzer("en").analyze_query(q)
+
+
+@settings(max_examples=25, deadline=None)
+@given(language=st.sampled_from(["en", "de"]), pick=picks)
+def test_or_scores_what_each_document_holds(
+    built: tuple[Path, list[dict]], language: str, pick: list[int]
+) -> None:
+    """A match of `a OR b` scores (and counts title terms) exactly as `a` when it lacks b, and
+    as `a b` when it has both: the terms it holds, in the same order, and nothing else."""
+    data = Bundle.load(built[0]).languages[language]
+    a, b, _ = words3(language, pick)
+    either, only_a, both = data.scored(f"{a} OR {b}"), data.scored(a), data.scored(f"{a} {b}")
+    for position, score in either.items():
+        if position in both:
+            assert score == both[position]
+        elif position in only_a:
+            assert score == only_a[position]
+        else:
+            assert score == data.scored(b)[position]
+    assert data.scored(f"{a} -{b}") == {p: s for p, s in only_a.items() if p not in both}
