@@ -293,3 +293,24 @@ def test_merge_keeps_answers_and_shrinks_segments(tmp_path: Path) -> None:
     report = cli.build_report(src, out, jobs=1, merge="all")
     assert report.merged >= 1 and Bundle.load(out).languages["ja"].segment_count == 1
     assert responses(out, urls, tmp_path) == unmerged
+
+
+def test_an_index_of_another_format_is_rebuilt_not_mixed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Segments are reused as they are: after a change of the search index format (here:
+    word positions were added), the next build starts over instead of mixing formats."""
+    from app.search import layout
+
+    rng = random.Random(3)
+    records = [make_article(rng, "en", f"f{i}") for i in range(6)]
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_jsonl(src / "a.jsonl", records)
+    with monkeypatch.context() as patch:
+        patch.setattr(layout, "FORMAT_VERSION", layout.FORMAT_VERSION - 1)
+        cli.build(src, out, jobs=1)
+    write_jsonl(src / "a.jsonl", [*records, make_article(rng, "en", "f-new")])
+    report = cli.build_report(src, out, jobs=1)
+    assert not report.incremental
+    loaded = Bundle.load(out)  # every segment readable by this code
+    assert loaded.languages["en"].search('"election" OR budget', 0, 10)[0] >= 0
