@@ -9,6 +9,10 @@ a 4+-character run is proven on the remaining candidates from trigram positions;
 candidates that can reach the requested page are sorted. Results are identical to a
 sequential Python implementation that checks runs in each document's own text
 (tests/search/test_equivalence.py).
+
+Queries with syntax (app/search/query.py: phrases, exclusions, OR groups) take the same
+steps per conjunctive part; word phrases are proven from word positions the way CJK runs are
+from trigram positions (docs/search.md, "Search syntax").
 """
 
 from __future__ import annotations
