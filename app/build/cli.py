@@ -38,7 +38,8 @@ from app.bundle import format as fmt
 from app.bundle.objects import ObjectEntry, ObjectStore, manifest_objects, write_atomically
 from app.bundle.reader import SortedIds, bundle_id_for
 from app.languages import LANGUAGES
-from app.search.analyzers import CJK_LANGUAGES
+from app.search import layout
+from app.search.analyzers import ANALYZER_VERSION, CJK_LANGUAGES
 
 BUILD_STATE = "build-state.json"
 # Articles per newly compiled segment: compiling 2,000 CJK articles peaks at about 550 MB
@@ -96,6 +97,26 @@ def _read_manifest(out: Path) -> dict[str, Any] | None:
     if not isinstance(manifest, dict) or manifest.get("format_version") != fmt.FORMAT_VERSION:
         return None  # an older layout (or garbage): build from scratch
     return manifest
+
+
+def _index_current(store: ObjectStore, manifest: dict[str, Any] | None) -> bool:
+    """Whether every segment's search index has this code's format and analyser: segments
+    are reused as they are, so an index of another format (or analysed by another version)
+    means building from scratch, not mixing formats in one bundle."""
+    if manifest is None:
+        return True
+    try:
+        for meta in manifest["languages"].values():
+            for desc in meta["segments"]:
+                index = orjson.loads(store.path(desc["files"][layout.META]).read_bytes())
+                if (index.get("format"), index.get("analyzer")) != (
+                    layout.FORMAT_VERSION,
+                    ANALYZER_VERSION,
+                ):
+                    return False
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return True  # damaged: _load_previous reports it and starts over
+    return True
 
 
 def _load_previous(store: ObjectStore, manifest: dict[str, Any], out: Path) -> Previous:
@@ -172,7 +193,7 @@ def build_report(
         check_replaceable(out)
         store = ObjectStore(out)
         existing = _read_manifest(out)
-        manifest = None if full else existing
+        manifest = None if full or not _index_current(store, existing) else existing
         previous = Previous.empty()
         if manifest is not None:
             try:

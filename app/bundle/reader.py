@@ -29,6 +29,7 @@ from app.bundle import ranking
 from app.languages import LANGUAGES
 from app.search import searcher as search
 from app.search.analyzers import get_analyzer
+from app.search.query import compile_query
 from app.sorted_bytes import SortedBytes
 
 
@@ -367,13 +368,14 @@ class LanguageData:
 
     def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
         """(total, list positions of the page) for a search query."""
-        terms = self._analyzer.analyze_query(query)
-        return search.search(self._search_segments, terms, offset, limit)
+        return search.search(
+            self._search_segments, compile_query(query, self._analyzer), offset, limit
+        )
 
     def scored(self, query: str) -> dict[int, tuple[int, float]]:
         """Every match's list position -> (title-term count, score): for tests and tools."""
         pos, acc, titles = search.scored_matches(
-            self._search_segments, self._analyzer.analyze_query(query)
+            self._search_segments, compile_query(query, self._analyzer)
         )
         return dict(zip(pos.tolist(), zip(titles.tolist(), acc.tolist(), strict=True), strict=True))
 

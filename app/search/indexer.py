@@ -24,6 +24,7 @@ from app.search.analyzers import (
     get_analyzer,
     normalize,
 )
+from app.search.gaps import encode_gaps
 
 _NFIELDS = len(layout.FIELD_NAMES)  # 4: a "segment" is doc << 2 | field
 _SEP = 0x0A  # "\n" separates CJK runs: no bigram spans it and no query run contains it
@@ -325,6 +326,15 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     pos_dtype = np.dtype(np.uint16 if longest <= 1 << 16 else np.uint32)
     word_counts = np.bincount(words.seg, minlength=nseg)
     word_start = np.concatenate(([0], np.cumsum(word_counts)))
+    # Word positions (phrases): the word's index in its field plus the field's start in the
+    # document; fields follow each other with a gap of one, so no phrase spans two fields.
+    per_doc = word_counts.reshape(ndocs, _NFIELDS)
+    field_start = (np.cumsum(per_doc, axis=1) - per_doc + np.arange(_NFIELDS)).reshape(-1)
+    word_pos = np.arange(words.seg.size, dtype=np.int64) - word_start[words.seg]
+    word_pos += field_start[words.seg]
+    wpos_dtype = np.dtype(np.uint16 if int(word_pos.max(initial=0)) < 1 << 16 else np.uint32)
+    word_pos = word_pos.astype(wpos_dtype)
+    word_bits = max(1, len(words.terms).bit_length())
     chunks = [(d0, min(ndocs, d0 + _CHUNK_DOCS)) for d0 in range(0, ndocs, _CHUNK_DOCS)]
 
     fold: np.ndarray | None = None
@@ -371,6 +381,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     # Pass 2: per chunk, occurrence keys -> postings (with positions for trigrams).
     word_family, uni_family, bi_family = _Family(), _Family(), _Family()
     tri_family = _Family(positions=pos_dtype)
+    wpos_family = _Family(positions=wpos_dtype)
     for d0, d1 in chunks:
         s0, s1 = d0 * _NFIELDS, d1 * _NFIELDS
         chunk_norm = norm[s0:s1]
@@ -379,6 +390,10 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
             words.seg[a:z] - s0
         ).astype(np.uint64)
         word_family.add(_aggregate(word_keys, chunk_norm, d0))
+        word_doc = (words.seg[a:z] - s0).astype(np.uint64) >> np.uint64(2)
+        wpos_family.add(
+            _positional(words.term[a:z].astype(np.uint64), word_doc, word_pos[a:z], d0, word_bits)
+        )
 
         folded, local_seg = chunk_cps(d0, d1)
         if folded.size == 0:
@@ -401,6 +416,9 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     word_terms, word_df, word_postings = word_family.merge()
     if not np.array_equal(word_terms, np.arange(len(words.terms))):
         raise AssertionError("every stem must have postings")
+    _, _, wpos_postings = wpos_family.merge()
+    if not np.array_equal(wpos_postings.doc, word_postings.doc):
+        raise AssertionError("word positions must follow the word postings")
     uni_dense, uni_df, uni_postings = uni_family.merge()
     bi_dense, bi_df, bi_postings = bi_family.merge()
     unigram_cps = chars[uni_dense.astype(np.int64) - 1].astype(np.uint32)
@@ -425,7 +443,11 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         ([0], np.cumsum(np.add.reduceat(tri_counts, triptr[:-1]) if tri_counts.size else []))
     )
     positions = int(tri_counts.sum())
-    if max(ptr[-1], triptr[-1], positions) >= 1 << 32:
+    word_bytes, word_gaps = encode_gaps(wpos_postings.npos, wpos_postings.pos)
+    wordpbase = np.concatenate(([0], np.cumsum(word_bytes)))[ptr[: len(words.terms) + 1]]
+    word_positions = int(word_gaps.size)
+    wcount_type = layout.count_type(int(word_bytes.max()) if word_bytes.size else 0)
+    if max(ptr[-1], triptr[-1], positions, word_positions) >= 1 << 32:
         raise ValueError("index too large for 32-bit offsets")
     count_type = layout.count_type(int(tri_counts.max()) if tri_counts.size else 0)
     pos_type = "H" if pos_dtype == np.uint16 else "I"
@@ -445,6 +467,8 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         trigram_positions=positions,
         pos_type=pos_type,
         count_type=count_type,
+        word_positions=word_positions,
+        wcount_type=wcount_type,
     )
     return {
         layout.META: meta,
@@ -461,4 +485,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         layout.TRICOUNT: tri_counts.astype(layout.NUMPY_TYPES[count_type]).tobytes(),
         layout.TRIPBASE: tripbase.astype("<u4").tobytes(),
         layout.TRIPOS: tri_postings.pos.astype(pos_dtype.newbyteorder("<")).tobytes(),
+        layout.WORDCOUNT: word_bytes.astype(layout.NUMPY_TYPES[wcount_type]).tobytes(),
+        layout.WORDPBASE: wordpbase.astype("<u4").tobytes(),
+        layout.WORDPOS: word_gaps.tobytes(),
     }

@@ -11,6 +11,7 @@ those answers JSON too). A new case is one more line.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +103,10 @@ class Case:
 SQL = "' OR '1'='1'; DROP TABLE comments;--"
 SHELL = "$(rm -rf /); `id` | cat /etc/passwd && echo ${PATH} > /tmp/x"
 Q = quote  # percent-encode for a query value
+SYNTAX_200 = ('"-OR a -"b OR" OR -' * 12)[:200]  # operators and quotes, unbalanced
+UNBALANCED = '"first paragraph'
+EXCLUSIONS = '-経済 -"日本"'
+PHRASE_50 = '"' + " ".join(["of"] * 50) + '"'  # a 50-word phrase of a common word
 BIG_QUERY = "x=" + "a" * 65536  # 64 KiB of query string
 MANY_PARAMS = "&".join(f"p{i}=1" for i in range(5000))
 WIRE_MANY_PARAMS = "&".join(f"p{i}=1" for i in range(1000))  # under gunicorn's 8190 bytes
@@ -123,6 +128,15 @@ CASES: tuple[Case, ...] = (
     Case("q-sql", "GET", f"/api/v1/en/articles/search?q={Q(SQL)}", (200,), a_list, wire=True),
     Case("q-shell", "GET", f"/api/v1/en/articles/search?q={Q(SHELL)}", (200,), a_list, wire=True),
     Case("q-only-punct", "GET", "/api/v1/en/articles/search?q=%27%22%3B--", (200,), empty_list),
+    # -- search syntax (issue 12): operators, quotes, exclusions only ------------------------
+    Case("q-operators-200", "GET", f"/api/v1/en/articles/search?q={Q(SYNTAX_200)}", (200,), a_list, wire=True),
+    Case("q-unbalanced-quote", "GET", f"/api/v1/en/articles/search?q={Q(UNBALANCED)}", (200,), a_list),
+    Case("q-or-or", "GET", f"/api/v1/en/articles/search?q={Q('OR OR')}", (200,), empty_list),
+    Case("q-or-edges", "GET", f"/api/v1/en/articles/search?q={Q('OR title OR')}", (200,), a_list),
+    Case("q-dash-alone", "GET", f"/api/v1/en/articles/search?q={Q('-')}", (200,), empty_list),
+    Case("q-double-dash", "GET", f"/api/v1/en/articles/search?q={Q('--x')}", (200,), empty_list),
+    Case("q-only-exclusions", "GET", f"/api/v1/ja/articles/search?q={Q(EXCLUSIONS)}", (200,), empty_list),
+    Case("q-phrase-50-words", "GET", f"/api/v1/en/articles/search?q={Q(PHRASE_50)}", (200,), a_list, wire=True),
     Case("category-sql", "GET", f"/api/v1/en/articles?category={Q(SQL)}", (200,), empty_list),
     Case("category-shell", "GET", f"/api/v1/ko/articles?category={Q(SHELL)}", (200,), empty_list),
     Case("id-sql", "GET", f"/api/v1/en/articles/{Q(SQL, safe='')}", (404,), wire=True),
@@ -314,6 +328,19 @@ def test_hostile_input_in_process(
     assert_contract(reply, case.method, case.name)
     if case.check is not None:
         case.check(reply)
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.name.startswith("q-")], ids=lambda c: c.name
+)
+def test_search_syntax_answers_quickly(
+    case: Case, client: falcon.testing.TestClient, article_id: str
+) -> None:
+    path, _, query = _resolve(case.target, article_id).partition("?")
+    start = time.perf_counter()
+    result = client.simulate_get(path, query_string=query)
+    assert time.perf_counter() - start < 0.5, case.name
+    assert result.status_code in case.expect
 
 
 # -- against a real gunicorn, as raw bytes ---------------------------------------------------
