@@ -341,7 +341,7 @@ class LanguageData:
         Filters and facets work on the numpy arrays of every match: the date range is a
         position range, categories a gather from category.of, facets one bincount."""
         pos, acc, titles = search.scored_matches(
-            self._search_segments, self._analyzer.analyze_query(query)
+            self._search_segments, compile_query(query, self._analyzer)
         )
         if page.first is not None or page.last is not None:
             lo, hi = self.position_range(page.first, page.last)
@@ -358,13 +358,13 @@ class LanguageData:
             pos, acc, titles = pos[keep], acc[keep], titles[keep]
         total, limit = int(pos.size), stop - start
         if page.order == "relevance":
-            chosen = ranking.rank(pos, acc, titles, start, limit)
+            chosen = search.rank(pos, acc, titles, start, limit)[1]
         elif page.order == "newest":
-            chosen = ranking.newest(pos, start, limit)
+            chosen = ranking.newest(pos, start, limit).tolist()
         else:
-            chosen = ranking.oldest(pos, self._published, start, limit)
+            chosen = ranking.oldest(pos, self._published, start, limit).tolist()
         record = self.summary if page.summary else self.article
-        return total, [record(p) for p in chosen.tolist()], facets
+        return total, [record(p) for p in chosen], facets
 
     def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
         """(total, list positions of the page) for a search query."""
