@@ -313,7 +313,12 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     nseg = ndocs * _NFIELDS
     words = (_tokenize_cjk if analyzer.cjk else _tokenize_latin)(analyzer, docs)
 
-    # CJK code points of all segments in one array, "\n" between runs (not yet zh folded).
+    if analyzer.zh_fold:
+        # Vocabulary folding can change a run's length (全球資訊網 -> 万维网), so it happens on
+        # the strings, before lengths and positions are taken; the character fold below is
+        # then a no-op on already folded text (the table is idempotent).
+        words.cjk_pieces = [analyzer.fold_cjk(piece) for piece in words.cjk_pieces]
+    # CJK code points of all segments in one array, "\n" between runs.
     piece_lengths = np.fromiter(map(len, words.cjk_pieces), dtype=np.int64, count=nseg)
     cps = np.frombuffer("".join(words.cjk_pieces).encode("utf-32-le"), dtype="<u4")
     words.cjk_pieces = []

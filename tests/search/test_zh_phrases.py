@@ -7,14 +7,51 @@ import pytest
 from app.search import gen_zh_phrases
 from app.search.analyzers import ZH_PHRASES, get_analyzer
 from app.search.zh_phrase_data import PHRASE_PAIRS
+from tests.search.conftest import doc, searcher_for
 
-# (Mainland, Taiwan) pairs taken from OpenCC's TWPhrases data.
+# (Mainland, Taiwan) pairs taken from OpenCC's TWPhrases data; many differ in length.
 PAIRS = [
     ("软件", "軟體"), ("网络", "網路"), ("信息", "資訊"), ("打印机", "印表機"),
     ("出租车", "計程車"), ("互联网", "網際網路"), ("以太网", "乙太網路"),
     ("万维网", "全球資訊網"), ("中间件", "中介軟體"), ("信息安全", "資訊安全"),
-    ("信息技术", "資訊科技"), ("移动网络", "行動網路"), ("城域网", "都會網路"),
+    ("用户", "使用者"), ("字节", "位元組"), ("主板", "主機板"), ("光驱", "光碟機"),
+    ("云计算", "雲端計算"), ("优先级", "優先順序"), ("克罗地亚", "克羅埃西亞"),
+    ("瓦努阿图", "萬那杜"), ("莫桑比克", "莫三比克"), ("新泽西", "紐澤西"),
+    ("密歇根", "密西根"), ("点击", "點選"), ("状态栏", "狀態列"), ("密钥", "金鑰"),
+    ("三极管", "三極體"), ("时钟频率", "時脈頻率"), ("性价比", "價效比"), ("加纳", "迦納"),
+    ("利比里亚", "賴比瑞亞"), ("下拉列表", "下拉式清單"), ("全局", "全域性"),
+    ("调试器", "偵錯程式"),
 ]  # fmt: skip
+FILLER = "今天天气很好我们去公园散步"
+
+
+@pytest.mark.parametrize("language", ["zh_cn", "zh_tw"])
+def test_query_in_one_regional_form_finds_article_in_the_other_through_the_index(
+    language: str,
+) -> None:
+    # One article per pair and form, the word embedded in running text: the Mainland query
+    # must find the Taiwan article and vice versa (ids 2i and 2i+1).
+    docs = []
+    for mainland, taiwan in PAIRS:
+        docs.append(doc(f"{FILLER}{mainland}{FILLER}"))
+        docs.append(doc("", "", f"{FILLER}{taiwan}的新闻{FILLER}"))
+    searcher = searcher_for(language, docs)
+    for i, (mainland, taiwan) in enumerate(PAIRS):
+        for query in (mainland, taiwan, f"{taiwan}的新聞", f"散步{mainland}"):
+            _total, ids = searcher.search(query, 0, 100)
+            found = set(ids)
+            if query.endswith("新聞"):  # only the article that has the word before 的新闻
+                assert 2 * i + 1 in found and 2 * i not in found, (query, ids)
+            else:  # a shorter pair may also occur inside a longer one (信息 in 信息安全)
+                assert {2 * i, 2 * i + 1} <= found, (query, ids)
+
+
+def test_longer_phrase_proof_uses_folded_positions() -> None:
+    # 全球資訊網 (5 chars) folds to 万维网 (3): a 6-character query run over the fold must be
+    # proven from trigram positions of the folded text, and a scrambled order must not match.
+    searcher = searcher_for("zh_tw", [doc("", "", "歡迎使用全球資訊網服務"), doc("网服务万维欢迎")])
+    assert searcher.search("使用万维网服务", 0, 10) == (1, [0])
+    assert searcher.search("使用萬維網服務", 0, 10) == (1, [0])
 
 
 def test_regenerating_from_pinned_opencc_gives_committed_table() -> None:
