@@ -187,12 +187,12 @@ def _trie_pattern(words: list[str]) -> str:
     return render(trie)
 
 
-_ZH_PHRASE_RE = re.compile(_trie_pattern(sorted(ZH_PHRASES)))
+ZH_PHRASE_RE = re.compile(_trie_pattern(sorted(ZH_PHRASES)))
 
 
 def fold_zh_phrases(text: str) -> str:
     """Rewrite Taiwan phrases of character-folded text to their Mainland form."""
-    return _ZH_PHRASE_RE.sub(lambda m: ZH_PHRASES[m.group()], text)
+    return ZH_PHRASE_RE.sub(lambda m: ZH_PHRASES[m.group()], text)
 
 
 def bigram_key(first: str, second: str) -> int:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.search import gen_zh_phrases
 from app.search.analyzers import ZH_PHRASES, get_analyzer
+from app.search.indexer import fold_zh_code_points
 from app.search.zh_phrase_data import PHRASE_PAIRS
 from tests.search.conftest import doc, searcher_for
 
@@ -78,3 +82,20 @@ def test_folding_is_idempotent_over_the_whole_table() -> None:
     for src in ZH_PHRASES:
         once = analyzer.fold_cjk(src)
         assert analyzer.fold_cjk(once) == once
+
+
+_ALPHABET = sorted({ch for phrase in ZH_PHRASES for ch in phrase} | set("軟體網路資訊\n"))
+
+
+@given(st.lists(st.text(alphabet=_ALPHABET, max_size=30), max_size=6))
+@settings(max_examples=300, deadline=None)
+def test_vectorised_index_folding_equals_the_query_side_fold(pieces: list[str]) -> None:
+    # The indexer folds all pieces at once (numpy + regex at candidates only); it must give
+    # exactly what the analyser gives a query, piece by piece.
+    analyzer = get_analyzer("zh_tw")
+    lengths = np.array([len(p) for p in pieces], dtype=np.int64)
+    cps = np.frombuffer("".join(pieces).encode("utf-32-le"), dtype="<u4")
+    folded, new_lengths = fold_zh_code_points(cps, lengths)
+    want = [analyzer.fold_cjk(p) for p in pieces]
+    assert new_lengths.tolist() == [len(p) for p in want]
+    assert folded.tobytes().decode("utf-32-le") == "".join(want)
