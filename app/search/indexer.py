@@ -24,8 +24,10 @@ from app.search.analyzers import (
     ZH_PHRASE_RE,
     ZH_PHRASES,
     Analyzer,
+    bigram_key,
     get_analyzer,
     normalize,
+    trigram_key,
 )
 
 _NFIELDS = len(layout.FIELD_NAMES)  # 4: a "segment" is doc << 2 | field
@@ -314,12 +316,22 @@ def _zh_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     fold[np.fromiter(ZH_FOLD, dtype=np.int64)] = np.fromiter(ZH_FOLD.values(), dtype=np.uint32)
     starts = np.zeros(top, dtype=bool)
     starts[[ord(phrase[0]) for phrase in ZH_PHRASES]] = True
+    # A phrase can start where its first two characters (2-character phrases) or its first
+    # three (longer ones) occur: sorted keys of those prefixes.
     keys = np.unique(
-        np.array([ord(p[0]) << UNIGRAM_SHIFT | ord(p[1]) for p in ZH_PHRASES], dtype=np.uint64)
+        np.array(
+            [
+                trigram_key(*p[:3]) if len(p) > 2 else bigram_key(*p) | _TWO_CHAR_FLAG
+                for p in ZH_PHRASES
+            ],
+            dtype=np.uint64,
+        )
     )
     return fold, starts, keys
 
 
+# Marks a 2-character phrase's key (bit 63: trigram keys use 63 bits only).
+_TWO_CHAR_FLAG = 1 << 63
 _ZH_TABLES: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
@@ -341,8 +353,13 @@ def fold_zh_code_points(
     cps = fold[cps]
     at = np.flatnonzero(starts[cps[:-1]])
     pair = cps[at].astype(np.uint64) << np.uint64(UNIGRAM_SHIFT) | cps[at + 1]
-    slot = np.minimum(np.searchsorted(keys, pair), keys.size - 1)
-    at = at[keys[slot] == pair]
+    third = np.append(cps, np.uint32(_SEP))[at + 2].astype(np.uint64)
+    prefixes = (pair | np.uint64(_TWO_CHAR_FLAG), pair << np.uint64(UNIGRAM_SHIFT) | third)
+    hit = np.zeros(at.size, dtype=bool)
+    for prefix in prefixes:
+        slot = np.minimum(np.searchsorted(keys, prefix), keys.size - 1)
+        hit |= keys[slot] == prefix
+    at = at[hit]
     if at.size == 0:
         return cps, piece_lengths
     bounds = np.concatenate(([0], np.cumsum(piece_lengths)))
