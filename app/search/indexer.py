@@ -20,9 +20,14 @@ from app.search import layout
 from app.search.analyzers import (
     ANALYZER_VERSION,
     UNIGRAM_SHIFT,
+    ZH_FOLD,
+    ZH_PHRASE_RE,
+    ZH_PHRASES,
     Analyzer,
+    bigram_key,
     get_analyzer,
     normalize,
+    trigram_key,
 )
 from app.search.gaps import encode_gaps
 
@@ -305,6 +310,93 @@ def index_meta(language: str, docs: int, **counts: int | str) -> bytes:
     return orjson.dumps(meta, option=orjson.OPT_SORT_KEYS)
 
 
+def _zh_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(character fold table, phrase-start mask, sorted keys of phrases' first two chars)."""
+    top = max(max(ZH_FOLD), *(ord(ch) for phrase in ZH_PHRASES for ch in phrase)) + 1
+    fold = np.arange(top, dtype=np.uint32)
+    fold[np.fromiter(ZH_FOLD, dtype=np.int64)] = np.fromiter(ZH_FOLD.values(), dtype=np.uint32)
+    starts = np.zeros(top, dtype=bool)
+    starts[[ord(phrase[0]) for phrase in ZH_PHRASES]] = True
+    # A phrase can start where its first two characters (2-character phrases) or its first
+    # three (longer ones) occur: sorted keys of those prefixes.
+    keys = np.unique(
+        np.array(
+            [
+                trigram_key(*p[:3]) if len(p) > 2 else bigram_key(*p) | _TWO_CHAR_FLAG
+                for p in ZH_PHRASES
+            ],
+            dtype=np.uint64,
+        )
+    )
+    return fold, starts, keys
+
+
+# Marks a 2-character phrase's key (bit 63: trigram keys use 63 bits only).
+_TWO_CHAR_FLAG = 1 << 63
+_ZH_TABLES: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+
+def fold_zh_code_points(
+    cps: np.ndarray, piece_lengths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Character + vocabulary folding of all pieces at once (the same result as
+    ``analyzer.fold_cjk`` on each piece). Characters fold with one numpy gather; the Python regex
+    runs only where the first two characters of some phrase occur."""
+    global _ZH_TABLES
+    if _ZH_TABLES is None:
+        _ZH_TABLES = _zh_tables()
+    fold, starts, keys = _ZH_TABLES
+    if cps.size == 0:
+        return cps, piece_lengths
+    if int(cps.max()) >= fold.size:
+        fold = np.concatenate((fold, np.arange(fold.size, int(cps.max()) + 1, dtype=np.uint32)))
+        starts = np.concatenate((starts, np.zeros(fold.size - starts.size, dtype=bool)))
+    cps = fold[cps]
+    at = np.flatnonzero(starts[cps[:-1]])
+    pair = cps[at].astype(np.uint64) << np.uint64(UNIGRAM_SHIFT) | cps[at + 1]
+    third = np.append(cps, np.uint32(_SEP))[at + 2].astype(np.uint64)
+    prefixes = (pair | np.uint64(_TWO_CHAR_FLAG), pair << np.uint64(UNIGRAM_SHIFT) | third)
+    hit = np.zeros(at.size, dtype=bool)
+    for prefix in prefixes:
+        slot = np.minimum(np.searchsorted(keys, prefix), keys.size - 1)
+        hit |= keys[slot] == prefix
+    at = at[hit]
+    if at.size == 0:
+        return cps, piece_lengths
+    bounds = np.concatenate(([0], np.cumsum(piece_lengths)))
+    owner = np.searchsorted(bounds, at, side="right") - 1
+    parts: list[np.ndarray] = []
+    lengths = piece_lengths.copy()
+    done = 0
+    # Longest match, left to right, as fold_zh_phrases does: every phrase starts at one of
+    # these candidates, so trying the regex there (skipping candidates inside a replaced
+    # phrase) gives the same result as a scan of the whole piece, for a fraction of the cost.
+    split = np.flatnonzero(np.diff(owner)) + 1
+    for group in np.split(np.stack((owner, at), axis=1), split):
+        piece = int(group[0, 0])
+        a, z = int(bounds[piece]), int(bounds[piece + 1])
+        text = cps[a:z].tobytes().decode("utf-32-le")
+        out: list[str] = []
+        free = 0
+        for pos in (group[:, 1] - a).tolist():
+            if pos < free:
+                continue
+            match = ZH_PHRASE_RE.match(text, pos)
+            if match is not None:
+                out += (text[free:pos], ZH_PHRASES[match.group()])
+                free = match.end()
+        if not out:
+            continue
+        out.append(text[free:])
+        folded = "".join(out)
+        parts.append(cps[done:a])
+        parts.append(np.frombuffer(folded.encode("utf-32-le"), dtype="<u4"))
+        lengths[piece] = len(folded)
+        done = z
+    parts.append(cps[done:])
+    return np.concatenate(parts), lengths
+
+
 def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     """docs are given in list order: position 0 is the newest article (published_at desc,
     then id asc). Returns the "search.*" files of the language's bundle directory; the output
@@ -314,10 +406,14 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     nseg = ndocs * _NFIELDS
     words = (_tokenize_cjk if analyzer.cjk else _tokenize_latin)(analyzer, docs)
 
-    # CJK code points of all segments in one array, "\n" between runs (not yet zh folded).
+    # CJK code points of all segments in one array, "\n" between runs.
     piece_lengths = np.fromiter(map(len, words.cjk_pieces), dtype=np.int64, count=nseg)
     cps = np.frombuffer("".join(words.cjk_pieces).encode("utf-32-le"), dtype="<u4")
     words.cjk_pieces = []
+    if analyzer.zh_fold:
+        # Folded here, before lengths and positions are taken: vocabulary folding can change
+        # a run's length (全球資訊網 -> 万维网).
+        cps, piece_lengths = fold_zh_code_points(cps, piece_lengths)
     cjk_start = np.concatenate(([0], np.cumsum(piece_lengths)))
     doc_cjk_length = np.diff(cjk_start[::_NFIELDS])  # a doc's text: its fields' pieces
     longest = int(doc_cjk_length.max()) if ndocs else 0
@@ -337,21 +433,13 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     word_bits = max(1, len(words.terms).bit_length())
     chunks = [(d0, min(ndocs, d0 + _CHUNK_DOCS)) for d0 in range(0, ndocs, _CHUNK_DOCS)]
 
-    fold: np.ndarray | None = None
     max_cp = max(int(cps.max()) if cps.size else 0, _SEP)
-    if analyzer.zh_fold:
-        fold = np.arange(max(max_cp, *analyzer.zh_fold) + 1, dtype=np.uint32)
-        fold[np.fromiter(analyzer.zh_fold, dtype=np.int64)] = np.fromiter(
-            analyzer.zh_fold.values(), dtype=np.uint32
-        )
-        max_cp = int(fold.max())
 
     def chunk_cps(d0: int, d1: int) -> tuple[np.ndarray, np.ndarray]:
-        """Folded code points of a chunk and their local segment numbers."""
+        """(Already folded) code points of a chunk and their local segment numbers."""
         s0, s1 = d0 * _NFIELDS, d1 * _NFIELDS
-        raw = cps[cjk_start[s0] : cjk_start[s1]]
         local_seg = np.repeat(np.arange(s1 - s0, dtype=np.uint64), piece_lengths[s0:s1])
-        return (fold[raw] if fold is not None else raw), local_seg
+        return cps[cjk_start[s0] : cjk_start[s1]], local_seg
 
     # Pass 1: which characters occur, and CJK characters per segment (field length).
     present = np.zeros(max_cp + 1, dtype=bool)
