@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 
 
-
 def newest(pos: np.ndarray, offset: int, limit: int) -> np.ndarray:
     """List order is newest first (published desc, id asc): ascending positions."""
     want = offset + limit
