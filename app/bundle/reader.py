@@ -15,7 +15,7 @@ import os
 import stat
 import sys
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,7 @@ import numpy as np
 import orjson
 
 from app.bundle import format as fmt
+from app.compression import IDENTITY, SEPARATOR
 from app.languages import LANGUAGES
 from app.search import searcher as search
 from app.search.analyzers import get_analyzer
@@ -81,6 +82,7 @@ class SegmentData:
         "articles_off",
         "docs",
         "etags",
+        "pieces",
         "summaries",
         "summaries_off",
         "whole",
@@ -94,13 +96,22 @@ class SegmentData:
         self.summaries_off = files[fmt.SUMMARIES_OFF].cast(fmt.OFFSET_TYPECODE)
         self.etags = files[fmt.ETAGS_BIN]
         self.whole = True  # no deleted documents: consecutive gids can be sliced as one run
-        for name, blob, off in (
-            (fmt.ARTICLES_OFF, self.articles, self.articles_off),
-            (fmt.SUMMARIES_OFF, self.summaries, self.summaries_off),
-        ):
-            end = len(blob) + 1 if docs else 0  # the last record is followed by a virtual comma
+        # (kind, encoding) -> (blob, offsets, separator length): every encoding of a record.
+        self.pieces: dict[tuple[str, str], tuple[memoryview, memoryview, int]] = {
+            ("articles", IDENTITY): (self.articles, self.articles_off, 1),
+            ("summaries", IDENTITY): (self.summaries, self.summaries_off, 1),
+        }
+        for (kind, encoding), (name_bin, name_off) in fmt.PIECES.items():
+            self.pieces[kind, encoding] = (
+                files[name_bin],
+                files[name_off].cast(fmt.OFFSET_TYPECODE),
+                len(SEPARATOR[encoding]),
+            )
+        for (kind, encoding), (blob, off, sep) in self.pieces.items():
+            # The last record is followed by a virtual separator.
+            end = len(blob) + sep if docs else 0
             if len(off) != docs + 1 or off[docs] != end or off[0] != 0:
-                raise BundleError(f"{where}/{name}: offsets do not match the data")
+                raise BundleError(f"{where}/{kind} ({encoding}): offsets do not match the data")
         if len(self.etags) != docs * fmt.ETAG_BYTES:
             raise BundleError(f"{where}/{fmt.ETAGS_BIN}: size does not match")
 
@@ -115,6 +126,23 @@ class SegmentData:
     def summaries_run(self, start: int, stop: int) -> memoryview:
         off = self.summaries_off
         return self.summaries[off[start] : off[stop] - 1]
+
+    def encoded_run(self, kind: str, encoding: str, start: int, stop: int) -> memoryview:
+        """Records start..stop-1 of `kind` in `encoding`, joined by its separator."""
+        blob, off, sep = self.pieces[kind, encoding]
+        return blob[off[start] : off[stop] - sep]
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Consecutive records start..stop-1 of one segment: one slice in every encoding."""
+
+    segment: SegmentData
+    start: int
+    stop: int
+
+    def encoded(self, kind: str, encoding: str) -> memoryview:
+        return self.segment.encoded_run(kind, encoding, self.start, self.stop)
 
 
 class LanguageData:
@@ -177,6 +205,10 @@ class LanguageData:
         if self.count and max(self._ids.gids()) >= base:
             raise BundleError(f"{where}/{fmt.IDS_GID}: gid out of range")
         self.categories_json: bytes = gen[fmt.CATEGORIES_JSON].tobytes()
+        # encoding -> the categories body in it (identity included)
+        self.categories_encoded: dict[str, bytes] = {IDENTITY: self.categories_json}
+        for encoding, name in fmt.CATEGORIES_ENCODED.items():
+            self.categories_encoded[encoding] = gen[name].tobytes()
         self._category_pos = gen[fmt.CATEGORY_POS].cast(fmt.POSITION_TYPECODE)
         self._categories: dict[str, CategoryRange] = {
             name: CategoryRange(start, count) for name, start, count in meta["categories"]
@@ -241,6 +273,27 @@ class LanguageData:
             segment, local = self._segment(self._order[p])
             parts.append(run_of(segment, local, local + 1))
         return b",".join(parts)
+
+    def runs(self, start: int, stop: int) -> list[Run]:
+        """List positions start..stop-1 as runs: one when they are one run of a segment."""
+        if start >= stop:
+            return []
+        run = self._run(start, stop)
+        if run is not None:
+            return [Run(*run)]
+        return self.runs_at(range(start, stop))
+
+    def runs_at(self, positions: Sequence[int] | memoryview) -> list[Run]:
+        """One run per list position (search hits, category pages)."""
+        out = []
+        for p in positions:
+            segment, local = self._segment(self._order[p])
+            out.append(Run(segment, local, local + 1))
+        return out
+
+    def run_by_gid(self, gid: int) -> Run:
+        segment, local = self._segment(gid)
+        return Run(segment, local, local + 1)
 
     def category_positions(self, category: str) -> memoryview:
         """List positions of one category's articles, in list order (empty if unknown)."""

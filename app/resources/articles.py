@@ -1,7 +1,9 @@
 """The article and category operations (docs/api.md §2).
 
 Every responder follows the documented order of checks: language, then parameters,
-then existence. Bodies are assembled from pre-serialised slices of the bundle.
+then existence. Each describes its body (app.delivery: envelope and runs of pre-serialised
+records, or a precomputed document) and app.delivery.send writes it in the negotiated
+encoding with its ETag, caching headers and surrogate keys.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ import hashlib
 import falcon
 
 from app import params
+from app import surrogate_keys as keys
 from app.bundle.reader import LanguageData
 from app.bundle.store import BundleStore
+from app.delivery import Composed, Precomputed, send
 from app.errors import article_not_found, unsupported_language
-from app.http_cache import send_cacheable
+from app.http_cache import CachePolicy
 from app.languages import LANGUAGE_SET
 from app.models import ArticleListQuery, LatestQuery, SearchQuery
 
@@ -37,9 +41,9 @@ def _collection_etag(data: LanguageData, *key: object) -> str:
 class _BundleResource:
     """Article and category resources read the current bundle and send cacheable bytes."""
 
-    def __init__(self, store: BundleStore, max_age: int) -> None:
+    def __init__(self, store: BundleStore, cache: CachePolicy) -> None:
         self.store = store
-        self.max_age = max_age
+        self.cache = cache
 
 
 class ArticleCollection(_BundleResource):
@@ -52,14 +56,16 @@ class ArticleCollection(_BundleResource):
         start, stop = page.offset, page.offset + page.page_size
         if category is None:
             total = data.count
-            items = [data.articles_run(start, min(stop, total))] if start < total else []
+            runs = data.runs(start, min(stop, total))
+            depends = keys.collection(language)
         else:
             positions = data.category_positions(category)
             total = len(positions)
-            items = [data.article(p) for p in positions[start:stop]] if start < total else []
-        body = params.list_body(page, items, total)
+            runs = data.runs_at(positions[start:stop]) if start < total else []
+            depends = keys.category_page(language, category)
+        body = Composed("articles", params.LIST_HEAD, runs, params.list_tail(page, total))
         etag = _collection_etag(data, "list", params.page_key(page), page.page_size, category)
-        send_cacheable(req, resp, etag, self.max_age, body)
+        send(req, resp, body, etag, self.cache, depends)
 
     on_head = on_get
 
@@ -70,8 +76,9 @@ class LatestArticles(_BundleResource):
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
         limit = params.parse(req, LatestQuery).limit
-        body = b"[%b]" % data.summaries_run(0, min(limit, data.count))
-        send_cacheable(req, resp, _collection_etag(data, "latest", limit), self.max_age, body)
+        body = Composed("summaries", b"[", data.runs(0, min(limit, data.count)), b"]")
+        etag = _collection_etag(data, "latest", limit)
+        send(req, resp, body, etag, self.cache, keys.collection(language))
 
     on_head = on_get
 
@@ -84,9 +91,11 @@ class ArticleSearch(_BundleResource):
         page = params.parse(req, SearchQuery)
         q = page.q
         total, positions = data.search(q, page.offset, page.page_size)
-        body = params.list_body(page, [data.article(p) for p in positions], total)
+        body = Composed(
+            "articles", params.LIST_HEAD, data.runs_at(positions), params.list_tail(page, total)
+        )
         etag = _collection_etag(data, "search", q, params.page_key(page), page.page_size)
-        send_cacheable(req, resp, etag, self.max_age, body)
+        send(req, resp, body, etag, self.cache, keys.collection(language))
 
     on_head = on_get
 
@@ -102,7 +111,9 @@ class ArticleItem(_BundleResource):
         if gid is None:
             raise article_not_found()
         etag = f'"{data.etag_by_gid(gid)}"'
-        send_cacheable(req, resp, etag, self.max_age, data.article_by_gid(gid).tobytes())
+        run = data.run_by_gid(gid)
+        body = Composed("articles", b"", [run], b"", br=run.encoded("articles", "br"))
+        send(req, resp, body, etag, self.cache, keys.article(language, article_id))
 
     on_head = on_get
 
@@ -113,6 +124,7 @@ class Categories(_BundleResource):
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
         etag = _collection_etag(data, "categories")
-        send_cacheable(req, resp, etag, self.max_age, data.categories_json)
+        body = Precomputed(data.categories_encoded)
+        send(req, resp, body, etag, self.cache, keys.collection(language))
 
     on_head = on_get
