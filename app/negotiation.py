@@ -57,7 +57,12 @@ def quality(prefs: dict[str, float], coding: str) -> float:
         return prefs[coding]
     if "*" in prefs:
         return prefs["*"]
-    return 1.0 if coding == IDENTITY else 0.0  # identity is acceptable unless excluded
+    # Identity is acceptable unless excluded (RFC 9110, 12.5.3), but not preferred: below
+    # every q a client can write (0.001), so any coding the client names wins over it.
+    return _IMPLICIT_IDENTITY if coding == IDENTITY else 0.0
+
+
+_IMPLICIT_IDENTITY = 0.0005
 
 
 @dataclass(frozen=True, slots=True)
