@@ -27,8 +27,8 @@ GZIP, BR, ZSTD, IDENTITY = "gzip", "br", "zstd", "identity"
 ENCODINGS = (GZIP, BR, ZSTD)  # every content coding the server can send besides identity
 
 # Levels chosen by size against build time on the sample corpus (docs/delivery.md).
-GZIP_LEVEL = 6
-ZSTD_LEVEL = 6
+GZIP_LEVEL = 4
+ZSTD_LEVEL = 3
 BROTLI_QUALITY = 5
 
 # gzip member header: no name, no time (0: deterministic), no flags, OS 255 ("unknown").
