@@ -16,6 +16,7 @@ categories, feeds, sitemaps) are also compressed in full, br included (`precompr
 
 from __future__ import annotations
 
+import hashlib
 import struct
 import zlib
 from collections.abc import Iterable
@@ -30,6 +31,23 @@ ENCODINGS = (GZIP, BR, ZSTD)  # every content coding the server can send besides
 GZIP_LEVEL = 4
 ZSTD_LEVEL = 3
 BROTLI_QUALITY = 5
+
+# What determines the compressed bytes: a bundle records it per language, its compressed
+# ETags carry it, and a builder with another one rebuilds from scratch (same sources, same
+# bytes, so incremental = full holds across a change of level or library).
+CODEC_ID = hashlib.blake2b(
+    repr(
+        (
+            GZIP_LEVEL,
+            ZSTD_LEVEL,
+            BROTLI_QUALITY,
+            zlib.ZLIB_RUNTIME_VERSION,
+            zstandard.ZSTD_VERSION,
+            brotli.version,
+        )
+    ).encode(),
+    digest_size=3,
+).hexdigest()
 
 # gzip member header: no name, no time (0: deterministic), no flags, OS 255 ("unknown").
 GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"

@@ -99,9 +99,10 @@ def offers(body: Body) -> list[Offer]:
     return out
 
 
-def encoded_etag(etag: str, encoding: str) -> str:
-    """Each encoding's own strong tag: identity keeps the tag it always had."""
-    return etag if encoding == IDENTITY else f'{etag[:-1]}-{encoding}"'
+def encoded_etag(etag: str, encoding: str, codec: str) -> str:
+    """Each encoding's own strong tag: identity keeps the tag it always had; the others name
+    the coding and the codec that made the bytes (app.compression.CODEC_ID)."""
+    return etag if encoding == IDENTITY else f'{etag[:-1]}-{encoding}.{codec}"'
 
 
 def not_acceptable() -> APIError:
@@ -120,14 +121,16 @@ def send(
     etag: str,
     cache: CachePolicy,
     surrogate_keys: str,
+    codec: str,
 ) -> None:
     """Send `body` in the negotiated encoding with its ETag, or 304; 406 when the client
     refuses every encoding. `etag` is the quoted identity tag; `surrogate_keys` the
-    space-separated keys (app.surrogate_keys) naming what the body depends on."""
+    space-separated keys (app.surrogate_keys) naming what the body depends on; `codec` the
+    CODEC_ID the compressed bytes were made with (LanguageData.codec)."""
     encoding = choose(req.get_header("Accept-Encoding"), offers(body))
     if encoding is None:
         raise not_acceptable()
-    tag = encoded_etag(etag, encoding)
+    tag = encoded_etag(etag, encoding, codec)
     resp.set_header("Vary", "Accept-Encoding")
     resp.set_header("ETag", tag)
     resp.set_header("Cache-Control", cache.header)
@@ -147,7 +150,9 @@ def send_precomputed(
     etag: str,
     cache: CachePolicy,
     surrogate_keys: str,
+    codec: str,
 ) -> None:
     """For whole static documents (feeds, sitemaps): `variants` is
-    `{"identity": body, **app.compression.precompress(body)}`, usually mapped from the bundle."""
-    send(req, resp, Precomputed(variants), etag, cache, surrogate_keys)
+    `{"identity": body, **app.compression.precompress(body)}`, usually mapped from the bundle
+    (whose LanguageData.codec is `codec`)."""
+    send(req, resp, Precomputed(variants), etag, cache, surrogate_keys, codec)

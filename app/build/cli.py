@@ -38,6 +38,7 @@ from app.build.writer import OutputError, check_replaceable, output_lock
 from app.bundle import format as fmt
 from app.bundle.objects import ObjectEntry, ObjectStore, manifest_objects, write_atomically
 from app.bundle.reader import SortedIds, bundle_id_for
+from app.compression import CODEC_ID
 from app.languages import LANGUAGES
 from app.search.analyzers import CJK_LANGUAGES
 
@@ -121,6 +122,11 @@ def _read_manifest(out: Path) -> dict[str, Any] | None:
         return None
     if not isinstance(manifest, dict) or manifest.get("format_version") != fmt.FORMAT_VERSION:
         return None  # an older layout (or garbage): build from scratch
+    languages = manifest.get("languages")
+    if not isinstance(languages, dict) or any(
+        not isinstance(meta, dict) or meta.get("codec") != CODEC_ID for meta in languages.values()
+    ):
+        return None  # compressed with other levels or libraries: build from scratch
     return manifest
 
 

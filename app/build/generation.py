@@ -17,7 +17,7 @@ import orjson
 from app.build.merge import SegmentReader
 from app.bundle import format as fmt
 from app.bundle.objects import ObjectEntry, ObjectStore
-from app.compression import precompress
+from app.compression import CODEC_ID, precompress
 from app.search import layout
 from app.search.analyzers import ANALYZER_VERSION
 
@@ -82,6 +82,7 @@ def build_generation(
     meta = {
         "articles": len(rows),
         "content_hash": content.hexdigest()[:20],
+        "codec": CODEC_ID,
         "categories": [[n, s, c] for n, s, c in zip(names, starts, counts, strict=True)],
         "segments": segments,
         "deleted": [int(d.size) for d in deleted],

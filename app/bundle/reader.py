@@ -157,6 +157,7 @@ class LanguageData:
         self.language = language
         self.count: int = meta["articles"]
         self.content_hash: str = meta["content_hash"]
+        self.codec: str = meta["codec"]  # app.compression.CODEC_ID of the builder
         where = f"language {language}"
         gen = {name: views[obj] for name, obj in meta["files"].items()}
         self.segments: list[SegmentData] = []
@@ -405,7 +406,8 @@ def bundle_id_for(languages: Mapping[str, Mapping[str, Any]]) -> str:
     merge or an incremental build serving the same articles keeps the id."""
     h = hashlib.sha256(f"{fmt.FORMAT_NAME}\0{fmt.FORMAT_VERSION}\n".encode())
     for language in sorted(languages):
-        h.update(f"{language}\0{languages[language]['content_hash']}\n".encode())
+        meta = languages[language]
+        h.update(f"{language}\0{meta['content_hash']}\0{meta['codec']}\n".encode())
     return h.hexdigest()[:20]
 
 

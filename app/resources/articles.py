@@ -65,7 +65,7 @@ class ArticleCollection(_BundleResource):
             depends = keys.category_page(language, category)
         body = Composed("articles", params.LIST_HEAD, runs, params.list_tail(page, total))
         etag = _collection_etag(data, "list", params.page_key(page), page.page_size, category)
-        send(req, resp, body, etag, self.cache, depends)
+        send(req, resp, body, etag, self.cache, depends, data.codec)
 
     on_head = on_get
 
@@ -78,7 +78,7 @@ class LatestArticles(_BundleResource):
         limit = params.parse(req, LatestQuery).limit
         body = Composed("summaries", b"[", data.runs(0, min(limit, data.count)), b"]")
         etag = _collection_etag(data, "latest", limit)
-        send(req, resp, body, etag, self.cache, keys.collection(language))
+        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
 
     on_head = on_get
 
@@ -95,7 +95,7 @@ class ArticleSearch(_BundleResource):
             "articles", params.LIST_HEAD, data.runs_at(positions), params.list_tail(page, total)
         )
         etag = _collection_etag(data, "search", q, params.page_key(page), page.page_size)
-        send(req, resp, body, etag, self.cache, keys.collection(language))
+        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
 
     on_head = on_get
 
@@ -113,7 +113,7 @@ class ArticleItem(_BundleResource):
         etag = f'"{data.etag_by_gid(gid)}"'
         run = data.run_by_gid(gid)
         body = Composed("articles", b"", [run], b"", br=run.encoded("articles", "br"))
-        send(req, resp, body, etag, self.cache, keys.article(language, article_id))
+        send(req, resp, body, etag, self.cache, keys.article(language, article_id), data.codec)
 
     on_head = on_get
 
@@ -125,6 +125,6 @@ class Categories(_BundleResource):
         data = _language(self.store, language)
         etag = _collection_etag(data, "categories")
         body = Precomputed(data.categories_encoded)
-        send(req, resp, body, etag, self.cache, keys.collection(language))
+        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
 
     on_head = on_get
