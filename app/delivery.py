@@ -15,7 +15,7 @@ body with `assemble`: the one function that writes a body in an encoding.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import falcon
@@ -86,9 +86,13 @@ def _composed_size(body: Composed, encoding: str) -> int:
     return sum(len(part) for part in _records(body, encoding))
 
 
+def _length(data: bytes | memoryview) -> Callable[[], int]:
+    return lambda: len(data)
+
+
 def offers(body: Body) -> list[Offer]:
     if isinstance(body, Precomputed):  # identity competes on size (tiny bodies grow)
-        return [Offer(e, 0, lambda v=v: len(v)) for e, v in body.variants.items()]
+        return [Offer(e, 0, _length(v)) for e, v in body.variants.items()]
     out = [
         Offer(IDENTITY, 2, lambda: 0),
         Offer(ZSTD, 0, lambda: _composed_size(body, ZSTD)),

@@ -403,7 +403,8 @@ def _plan_languages(
 
 
 def _categories_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> list[str]:
-    out, base = [], 0
+    out: list[str] = []
+    base = 0
     for desc in meta["segments"]:
         mine = [g - base for g in gids if base <= g < base + desc["docs"]]
         if mine:
