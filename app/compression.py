@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import threading
 import zlib
 from collections.abc import Iterable
 
@@ -64,12 +65,19 @@ def gzip_piece(data: bytes | memoryview) -> bytes:
     return c.compress(data) + c.flush(zlib.Z_FULL_FLUSH)
 
 
-_ZSTD = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=False, write_content_size=True)
+# A compressor object is not safe to share between threads: one per thread, reused (making
+# one per record would allocate its window every time).
+_local = threading.local()
 
 
 def zstd_piece(data: bytes | memoryview) -> bytes:
     """One zstd frame of `data`."""
-    return _ZSTD.compress(bytes(data))
+    compressor = getattr(_local, "zstd", None)
+    if compressor is None:
+        compressor = _local.zstd = zstandard.ZstdCompressor(
+            level=ZSTD_LEVEL, write_checksum=False, write_content_size=True
+        )
+    return bytes(compressor.compress(bytes(data)))
 
 
 def stored_deflate(data: bytes) -> bytes:
