@@ -131,7 +131,8 @@ def send(
     refuses every encoding. `etag` is the quoted identity tag; `surrogate_keys` the
     space-separated keys (app.surrogate_keys) naming what the body depends on; `codec` the
     CODEC_ID the compressed bytes were made with (LanguageData.codec)."""
-    encoding = choose(req.get_header("Accept-Encoding"), offers(body))
+    header = req.get_header("Accept-Encoding")
+    encoding = IDENTITY if header is None else choose(header, offers(body))
     if encoding is None:
         raise not_acceptable()
     tag = encoded_etag(etag, encoding, codec)

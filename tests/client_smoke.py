@@ -149,6 +149,8 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
         "listArticles", list_articles.sync_detailed(en, client=client, page=0), 422, ValidationError
     )
     expect("listArticlesHead", list_articles_head.sync_detailed(en, client=client), 200, None)
+    refused = list_articles.sync_detailed(en, client=client, accept_encoding="br, identity;q=0")
+    expect("listArticles", refused, 406, Error)
     latest = expect(
         "latestArticles", latest_articles.sync_detailed(en, client=client, limit=3), 200, list
     )
