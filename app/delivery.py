@@ -140,11 +140,12 @@ def send(
     resp.set_header("ETag", tag)
     resp.set_header("Cache-Control", cache.header)
     resp.set_header("Surrogate-Key", surrogate_keys)
-    if encoding != IDENTITY:
-        resp.set_header("Content-Encoding", encoding)
     if etag_matches(req.get_header("If-None-Match"), tag):
+        # Validators and Vary only: no representation metadata on a 304 (RFC 9110, 15.4.5).
         resp.status = falcon.HTTP_304
         return
+    if encoding != IDENTITY:
+        resp.set_header("Content-Encoding", encoding)
     resp.data = assemble(body, encoding)
 
 
