@@ -85,7 +85,7 @@ ACCEPT_ENCODING = {
     " zstd, one article and categories also in br. Without the header the body is identity;"
     " 406 only when identity is refused and no offered coding is acceptable.",
     "schema": {"type": "string"},
-    "example": "gzip, deflate, br, zstd",
+    "example": "gzip, br",
 }
 
 _STRING = {"schema": {"type": "string"}}
