@@ -25,6 +25,11 @@ from collections.abc import Iterable
 import brotli
 import zstandard
 
+try:  # ISA-L's CRC-32 (PCLMUL): 14x zlib's on a 77 KB page. Optional: not locked yet.
+    from isal.isal_zlib import crc32 as _crc32  # type: ignore[import-not-found]
+except ImportError:
+    _crc32 = zlib.crc32
+
 GZIP, BR, ZSTD, IDENTITY = "gzip", "br", "zstd", "identity"
 ENCODINGS = (GZIP, BR, ZSTD)  # every content coding the server can send besides identity
 
@@ -138,12 +143,13 @@ def framed(encoding: str, data: bytes) -> bytes:
 def gzip_body(parts: Iterable[bytes | memoryview], identity: Iterable[bytes | memoryview]) -> bytes:
     """A gzip member from deflate `parts` that decompress to the concatenated `identity`.
 
-    The trailer's CRC-32 is zlib.crc32 chained over the identity slices: at 4.4 GB/s it is
-    faster than combining stored per-piece CRCs in Python (docs/delivery.md, "CRC-32").
+    The trailer's CRC-32 is chained over the identity slices: zlib's at 4.4 GB/s is faster
+    than combining stored per-piece CRCs in Python, ISA-L's (when installed) 14x faster
+    again (docs/delivery.md, "The gzip trailer's CRC-32").
     """
     crc, size = 0, 0
     for part in identity:
-        crc = zlib.crc32(part, crc)
+        crc = _crc32(part, crc)
         size += len(part)
     return b"".join([GZIP_HEADER, *parts, DEFLATE_END, struct.pack("<II", crc, size & 0xFFFFFFFF)])
 
