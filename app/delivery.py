@@ -126,11 +126,13 @@ def send(
     cache: CachePolicy,
     surrogate_keys: str,
     codec: str,
+    media_type: str | None = None,
 ) -> None:
     """Send `body` in the negotiated encoding with its ETag, or 304; 406 when the client
     refuses every encoding. `etag` is the quoted identity tag; `surrogate_keys` the
     space-separated keys (app.surrogate_keys) naming what the body depends on; `codec` the
-    CODEC_ID the compressed bytes were made with (LanguageData.codec)."""
+    CODEC_ID the compressed bytes were made with (LanguageData.codec); `media_type` the
+    Content-Type when it is not JSON (set on the 200 only: a 304 carries none)."""
     header = req.get_header("Accept-Encoding")
     encoding = IDENTITY if header is None else choose(header, offers(body))
     if encoding is None:
@@ -146,6 +148,8 @@ def send(
         return
     if encoding != IDENTITY:
         resp.set_header("Content-Encoding", encoding)
+    if media_type is not None:
+        resp.content_type = media_type
     resp.data = assemble(body, encoding)
 
 
@@ -157,8 +161,9 @@ def send_precomputed(
     cache: CachePolicy,
     surrogate_keys: str,
     codec: str,
+    media_type: str | None = None,
 ) -> None:
     """For whole static documents (feeds, sitemaps): `variants` is
     `{"identity": body, **app.compression.precompress(body)}`, usually mapped from the bundle
-    (whose LanguageData.codec is `codec`)."""
-    send(req, resp, Precomputed(variants), etag, cache, surrogate_keys, codec)
+    (whose LanguageData.codec is `codec`); `media_type` e.g. "application/atom+xml"."""
+    send(req, resp, Precomputed(variants), etag, cache, surrogate_keys, codec, media_type)

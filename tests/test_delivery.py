@@ -332,3 +332,53 @@ def test_other_compression_settings_rebuild_from_scratch(
     )
     tag = fetch(client, "/api/v1/en/articles/a", None, "gzip").headers["etag"]
     assert tag.endswith('-gzip.c0ffee"')
+
+
+def test_send_precomputed_serves_a_static_document() -> None:
+    """The facility feeds and sitemaps use: precompress at build time, send_precomputed."""
+    import falcon
+
+    from app.delivery import send_precomputed
+    from app.http_cache import CachePolicy
+
+    body = b"<?xml version='1.0'?><feed>" + b"<entry>news</entry>" * 200 + b"</feed>"
+    variants = {"identity": body, **compression.precompress(body)}
+
+    class Feed:
+        def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+            send_precomputed(
+                req,
+                resp,
+                variants,
+                '"feed-1"',
+                CachePolicy(5),
+                "lang-en list-en",
+                "abc123",
+                "application/atom+xml",
+            )
+
+        on_head = on_get
+
+    app = falcon.App()
+    app.add_route("/feed", Feed())
+    client = TestClient(app)
+    plain = client.simulate_get("/feed")
+    assert plain.content == body and plain.headers["etag"] == '"feed-1"'
+    assert plain.headers["content-type"] == "application/atom+xml"
+    for coding in CODINGS:
+        r = client.simulate_get("/feed", headers={"Accept-Encoding": coding})
+        assert r.headers["content-encoding"] == coding
+        assert decode_body(coding, r.content) == body
+        assert r.headers["etag"] == f'"feed-1-{coding}.abc123"'
+        assert r.headers["vary"] == "Accept-Encoding"
+        assert r.headers["surrogate-key"] == "lang-en list-en"
+        assert r.headers["cache-control"].startswith("public, max-age=5, stale-while")
+        again = client.simulate_get(
+            "/feed", headers={"Accept-Encoding": coding, "If-None-Match": r.headers["etag"]}
+        )
+        assert again.status_code == 304
+    browser = client.simulate_get("/feed", headers={"Accept-Encoding": "gzip, deflate, br, zstd"})
+    smallest = min(CODINGS, key=lambda c: len(variants[c]))
+    assert browser.headers["content-encoding"] == smallest
+    refused = client.simulate_get("/feed", headers={"Accept-Encoding": "identity;q=0, foo"})
+    assert refused.status_code == 406
