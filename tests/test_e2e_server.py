@@ -76,7 +76,9 @@ def test_every_operation(server: Server) -> None:
     listing = server.get("/api/v1/en/articles?page=2&page_size=5")
     assert listing.status == 200
     assert listing.headers["content-type"].startswith("application/json")
-    assert listing.headers["cache-control"] == "public, max-age=77"
+    assert listing.headers["cache-control"] == (
+        "public, max-age=77, stale-while-revalidate=60, stale-if-error=86400"
+    )
     assert listing.headers["x-content-type-options"] == "nosniff"
     assert listing.json()["items"] == expected_order(records, "en")[5:10]
 

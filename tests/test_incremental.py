@@ -103,8 +103,12 @@ def responses(bundle: Path, urls: list[str], tmp: Path) -> list[tuple]:
     out = []
     for url in urls:
         path, _, query = url.partition("?")
-        r = client.simulate_get(path, query_string=query)
-        out.append((url, r.status_code, r.content, r.headers.get("etag")))
+        # Identity, and each content coding: the stored compressed pieces compose the same
+        # bytes whatever segments they sit in.
+        for coding in (None, "gzip", "zstd", "br"):
+            headers = {"Accept-Encoding": coding} if coding else None
+            r = client.simulate_get(path, query_string=query, headers=headers)
+            out.append((url, coding, r.status_code, r.content, r.headers.get("etag")))
     out.append(("/ready", client.simulate_get("/ready").json["bundle"]))
     return out
 

@@ -20,6 +20,7 @@ import orjson
 
 from app.bundle import format as fmt
 from app.bundle.objects import ObjectEntry, ObjectStore, ObjectWriter, map_file
+from app.compression import SEPARATOR
 from app.search import layout
 from app.search.indexer import index_meta, ragged_arange
 
@@ -194,18 +195,19 @@ def merge_segments(
     entries: dict[str, ObjectEntry] = {}
 
     # -- per-document files ----------------------------------------------------------------
-    def records(name_bin: str, name_off: str) -> None:
+    def records(name_bin: str, name_off: str, sep: bytes = b",") -> None:
+        """Copies each live record (JSON, or a compressed piece: never recompressed)."""
         with store.writer() as blob, store.writer() as offw:
             offsets = [0]
             for start in range(0, n, _DOC_BATCH):
                 parts = []
                 for _, _, s, i in rows[start : start + _DOC_BATCH]:
                     off = readers[s].offsets(name_off)
-                    parts.append(readers[s].raw(name_bin)[int(off[i]) : int(off[i + 1]) - 1])
+                    parts.append(readers[s].raw(name_bin)[int(off[i]) : int(off[i + 1]) - len(sep)])
                 for part in parts:
-                    offsets.append(offsets[-1] + len(part) + 1)
-                chunk = b",".join(parts)
-                blob.write(chunk if start == 0 else b"," + chunk if chunk else b"")
+                    offsets.append(offsets[-1] + len(part) + len(sep))
+                chunk = sep.join(parts)
+                blob.write(chunk if start == 0 else sep + chunk if chunk else b"")
                 del parts, chunk
                 for reader in readers:
                     reader.release()
@@ -215,6 +217,8 @@ def merge_segments(
 
     records(fmt.ARTICLES_BIN, fmt.ARTICLES_OFF)
     records(fmt.SUMMARIES_BIN, fmt.SUMMARIES_OFF)
+    for (_, encoding), (name_bin, name_off) in fmt.PIECES.items():
+        records(name_bin, name_off, SEPARATOR[encoding])
 
     def fixed(name: str, width: int) -> None:
         with store.writer() as w:
