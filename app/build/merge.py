@@ -58,6 +58,19 @@ class SegmentReader:
         blob, off = self.raw(fmt.SEG_IDS_BIN), self.offsets(fmt.SEG_IDS_OFF).tolist()
         return [blob[off[i] : off[i + 1]].tobytes() for i in range(self.docs)]
 
+    def ids_at(self, local: int) -> bytes:
+        off = self.offsets(fmt.SEG_IDS_OFF)
+        return self.raw(fmt.SEG_IDS_BIN)[int(off[local]) : int(off[local + 1])].tobytes()
+
+    def stories(self) -> list[bytes]:
+        """Each document's story_id (b"" when none)."""
+        blob, off = self.raw(fmt.STORIES_BIN), self.offsets(fmt.STORIES_OFF).tolist()
+        return [blob[off[i] : off[i + 1]].tobytes() for i in range(self.docs)]
+
+    def article(self, local: int) -> bytes:
+        off = self.offsets(fmt.ARTICLES_OFF)
+        return self.raw(fmt.ARTICLES_BIN)[int(off[local]) : int(off[local + 1]) - 1].tobytes()
+
     def categories(self) -> list[str]:
         names: list[str] = orjson.loads(self.raw(fmt.SEG_CATEGORIES))
         return [names[i] for i in self.array(fmt.CATEGORY_OF, "<u4").tolist()]
@@ -194,7 +207,7 @@ def merge_segments(
     entries: dict[str, ObjectEntry] = {}
 
     # -- per-document files ----------------------------------------------------------------
-    def records(name_bin: str, name_off: str) -> None:
+    def records(name_bin: str, name_off: str, sep: bytes = b",") -> None:
         with store.writer() as blob, store.writer() as offw:
             offsets = [0]
             for start in range(0, n, _DOC_BATCH):
@@ -204,8 +217,8 @@ def merge_segments(
                     parts.append(readers[s].raw(name_bin)[int(off[i]) : int(off[i + 1]) - 1])
                 for part in parts:
                     offsets.append(offsets[-1] + len(part) + 1)
-                chunk = b",".join(parts)
-                blob.write(chunk if start == 0 else b"," + chunk if chunk else b"")
+                chunk = sep.join(parts)
+                blob.write(chunk if start == 0 else sep + chunk if chunk else b"")
                 del parts, chunk
                 for reader in readers:
                     reader.release()
@@ -215,6 +228,7 @@ def merge_segments(
 
     records(fmt.ARTICLES_BIN, fmt.ARTICLES_OFF)
     records(fmt.SUMMARIES_BIN, fmt.SUMMARIES_OFF)
+    records(fmt.SITEMAP_BIN, fmt.SITEMAP_OFF, b"\n")
 
     def fixed(name: str, width: int) -> None:
         with store.writer() as w:
@@ -232,9 +246,14 @@ def merge_segments(
     fixed(fmt.LINES, fmt.LINE_HASH_BYTES)
     ids = [row[1] for row in rows]
     ids_off = np.concatenate(([0], np.cumsum([len(i) for i in ids], dtype=np.int64)))
+    stories = [r.stories() for r in readers]
+    story_list = [stories[s][i] for _, _, s, i in rows]
+    stories_off = np.concatenate(([0], np.cumsum([len(i) for i in story_list], dtype=np.int64)))
     for name, data in (
         (fmt.SEG_IDS_BIN, b"".join(ids)),
         (fmt.SEG_IDS_OFF, ids_off.astype("<u8").tobytes()),
+        (fmt.STORIES_BIN, b"".join(story_list)),
+        (fmt.STORIES_OFF, stories_off.astype("<u8").tobytes()),
     ):
         obj, entry = store.put(data)
         files[name], entries[obj] = obj, entry

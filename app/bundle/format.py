@@ -21,6 +21,8 @@ until a merge replaces it:
     category.u32 / categories.json
                               each article's category, as an index into the segment's names
     lines.bin                 16 bytes per article: the hash of its source line (builds only)
+    stories.bin / .off        each article's story_id (UTF-8, empty: none), uint64 offsets
+    sitemap.bin / .off        each article's sitemap <url> element, joined by b"\n"
     search.*                  the search index (app.search.layout)
 
 A document's **gid** is its segment's base (the documents of the segments before it, in
@@ -32,6 +34,12 @@ rewritten by every publish; they are a few bytes per article:
     category.pos              list positions grouped by category (categories in code-point
                               order; the ranges are in the manifest)
     categories.json           the categories response body
+    stories.bin / .off / .gid served articles' story ids sorted bytewise, and each one's gid
+    feeds.bin / feeds.json    every feed document of the language (all and per category, in
+                              Atom, RSS and JSON Feed) end to end, and where each one is
+
+The manifest's `site` entry holds what spans languages: the sitemap index and the news
+sitemap (`files`), the sitemap page size and the public URLs the bundle was built with.
 
 A gid that is not in order.u32 is deleted (retracted, or replaced by a newer version).
 """
@@ -39,7 +47,7 @@ A gid that is not in order.u32 is deleted (retracted, or replaced by a newer ver
 from __future__ import annotations
 
 FORMAT_NAME = "news-bundle"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 MANIFEST = "manifest.json"
 PREVIOUS_MANIFEST = "manifest.previous.json"
 OBJECTS = "objects"
@@ -57,6 +65,10 @@ PUBLISHED = "published.i64"
 CATEGORY_OF = "category.u32"
 SEG_CATEGORIES = "categories.json"
 LINES = "lines.bin"
+STORIES_BIN = "stories.bin"
+STORIES_OFF = "stories.off"
+SITEMAP_BIN = "sitemap.bin"
+SITEMAP_OFF = "sitemap.off"
 SEARCH_PREFIX = "search."
 SEGMENT_FILES = (
     ARTICLES_BIN,
@@ -70,6 +82,10 @@ SEGMENT_FILES = (
     CATEGORY_OF,
     SEG_CATEGORIES,
     LINES,
+    STORIES_BIN,
+    STORIES_OFF,
+    SITEMAP_BIN,
+    SITEMAP_OFF,
 )
 
 # Generation files.
@@ -79,7 +95,31 @@ IDS_OFF = "ids.off"
 IDS_GID = "ids.gid"
 CATEGORY_POS = "category.pos"
 CATEGORIES_JSON = "categories.json"
-GENERATION_FILES = (ORDER, IDS_BIN, IDS_OFF, IDS_GID, CATEGORY_POS, CATEGORIES_JSON)
+STORY_IDS_BIN = "stories.bin"
+STORY_IDS_OFF = "stories.off"
+STORY_IDS_GID = "stories.gid"
+FEEDS_BIN = "feeds.bin"
+FEEDS_JSON = "feeds.json"
+GENERATION_FILES = (
+    ORDER,
+    IDS_BIN,
+    IDS_OFF,
+    IDS_GID,
+    CATEGORY_POS,
+    CATEGORIES_JSON,
+    STORY_IDS_BIN,
+    STORY_IDS_OFF,
+    STORY_IDS_GID,
+    FEEDS_BIN,
+    FEEDS_JSON,
+)
+
+# Site files (manifest "site"/"files").
+SITEMAP_INDEX = "sitemap.xml"
+NEWS_SITEMAP = "news.xml"
+SITE_FILES = (SITEMAP_INDEX, NEWS_SITEMAP)
+# URLs per sitemap page (the sitemaps.org limit); the build records the value it used.
+SITEMAP_PAGE_URLS = 50_000
 
 ETAG_BYTES = 16
 LINE_HASH_BYTES = 16

@@ -81,6 +81,8 @@ class SegmentData:
         "articles_off",
         "docs",
         "etags",
+        "sitemap",
+        "sitemap_off",
         "summaries",
         "summaries_off",
         "whole",
@@ -93,10 +95,13 @@ class SegmentData:
         self.summaries = files[fmt.SUMMARIES_BIN]
         self.summaries_off = files[fmt.SUMMARIES_OFF].cast(fmt.OFFSET_TYPECODE)
         self.etags = files[fmt.ETAGS_BIN]
+        self.sitemap = files[fmt.SITEMAP_BIN]
+        self.sitemap_off = files[fmt.SITEMAP_OFF].cast(fmt.OFFSET_TYPECODE)
         self.whole = True  # no deleted documents: consecutive gids can be sliced as one run
         for name, blob, off in (
             (fmt.ARTICLES_OFF, self.articles, self.articles_off),
             (fmt.SUMMARIES_OFF, self.summaries, self.summaries_off),
+            (fmt.SITEMAP_OFF, self.sitemap, self.sitemap_off),
         ):
             end = len(blob) + 1 if docs else 0  # the last record is followed by a virtual comma
             if len(off) != docs + 1 or off[docs] != end or off[0] != 0:
@@ -115,6 +120,10 @@ class SegmentData:
     def summaries_run(self, start: int, stop: int) -> memoryview:
         off = self.summaries_off
         return self.summaries[off[start] : off[stop] - 1]
+
+    def sitemap_run(self, start: int, stop: int) -> memoryview:
+        off = self.sitemap_off
+        return self.sitemap[off[start] : off[stop] - 1]
 
 
 class LanguageData:
@@ -183,6 +192,14 @@ class LanguageData:
         }
         if sum(r.count for r in self._categories.values()) != len(self._category_pos):
             raise BundleError(f"{where}/{fmt.CATEGORY_POS}: size does not match")
+        self._feeds = gen[fmt.FEEDS_BIN]
+        feeds = orjson.loads(gen[fmt.FEEDS_JSON])
+        self.feeds_updated: str = feeds["updated"]
+        self._feed_index: dict[str, dict[str, list[Any]]] = feeds["feeds"]
+        for where_feed in self._feed_index.values():
+            for start, stop, _ in where_feed.values():
+                if not 0 <= start <= stop <= len(self._feeds):
+                    raise BundleError(f"{where}/{fmt.FEEDS_JSON}: feed outside {fmt.FEEDS_BIN}")
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -242,6 +259,28 @@ class LanguageData:
             parts.append(run_of(segment, local, local + 1))
         return b",".join(parts)
 
+    def feed(self, kind: str, category: str | None) -> tuple[memoryview, str] | None:
+        """A compiled feed document and its ETag (unquoted), or None for a category with
+        no article."""
+        where = self._feed_index.get(category or "")
+        if where is None:
+            return None
+        start, stop, etag = where[kind]
+        return self._feeds[start:stop], etag
+
+    def sitemap_urls(self, start: int, stop: int) -> memoryview | bytes:
+        """The sitemap <url> elements of list positions start..stop-1, joined by b"\n"."""
+        if start >= stop:
+            return _EMPTY
+        run = self._run(start, stop)
+        if run is not None:
+            return run[0].sitemap_run(run[1], run[2])
+        parts = []
+        for p in range(start, stop):
+            segment, local = self._segment(self._order[p])
+            parts.append(segment.sitemap_run(local, local + 1))
+        return b"\n".join(parts)
+
     def category_positions(self, category: str) -> memoryview:
         """List positions of one category's articles, in list order (empty if unknown)."""
         r = self._categories.get(category)
@@ -266,6 +305,30 @@ class LanguageData:
         return len(self.segments)
 
 
+@dataclass(frozen=True)
+class SiteData:
+    """What spans languages: the sitemap index, the news sitemap, and the sitemap page size
+    and public URLs the bundle was built with."""
+
+    sitemap_index: bytes
+    news_sitemap: bytes
+    sitemap_page_urls: int
+    public_urls: dict[str, str]
+
+    @classmethod
+    def from_manifest(cls, site: Mapping[str, Any], views: Mapping[str, memoryview]) -> SiteData:
+        files = site["files"]
+        page = int(site["sitemap_page_urls"])
+        if page < 1:
+            raise ValueError("sitemap_page_urls must be at least 1")
+        return cls(
+            views[files[fmt.SITEMAP_INDEX]].tobytes(),
+            views[files[fmt.NEWS_SITEMAP]].tobytes(),
+            page,
+            dict(site["public_urls"]),
+        )
+
+
 class Bundle:
     """A loaded bundle: the nine languages plus identity and provenance."""
 
@@ -276,7 +339,9 @@ class Bundle:
         languages: dict[str, LanguageData],
         identity: Identity,
         views: dict[str, tuple[memoryview, list[int]]],
+        site: SiteData,
     ) -> None:
+        self.site = site
         self.path = path
         self.bundle_id = bundle_id
         self.languages = languages
@@ -344,7 +409,11 @@ class Bundle:
                 )
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise BundleError(f"{path}: language {language}: {exc!r}") from None
-        return cls(path, manifest["bundle_id"], languages, identity, views)
+        try:
+            site = SiteData.from_manifest(manifest["site"], mapped)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise BundleError(f"{path}: site: {exc!r}") from None
+        return cls(path, manifest["bundle_id"], languages, identity, views, site)
 
 
 def bundle_id_for(languages: Mapping[str, Mapping[str, Any]]) -> str:
@@ -368,6 +437,10 @@ def _referenced(manifest: dict[str, Any], path: Path) -> set[str]:
                 names.update(desc["files"].values())
         except (KeyError, TypeError, AttributeError) as exc:
             raise BundleError(f"{path}: language {language}: malformed entry ({exc!r})") from None
+    try:
+        names.update(manifest["site"]["files"].values())
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise BundleError(f"{path}: site: malformed entry ({exc!r})") from None
     return names
 
 
