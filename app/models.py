@@ -459,6 +459,19 @@ class ArticleListQuery(PageQuery):
     ] = None
 
 
+class FeedQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    category: Annotated[
+        str | None,
+        Field(
+            description="Exact, case-sensitive category; empty means every category. A category"
+            " with no article gives a valid feed without entries.",
+            examples=["politics"],
+        ),
+    ] = None
+
+
 class LatestQuery(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 

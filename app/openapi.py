@@ -10,6 +10,7 @@ no body.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -41,6 +42,8 @@ REQUEST_MODELS: tuple[type[BaseModel], ...] = (m.CommentCreate, m.CommentCountsR
 
 TAGS = [
     {"name": "articles", "description": "Published articles, categories and search."},
+    {"name": "feeds", "description": "Atom, RSS and JSON feeds of the newest articles."},
+    {"name": "sitemaps", "description": "Sitemaps for crawlers: per language, and news."},
     {"name": "comments", "description": "Readers' comments on articles; never cached."},
     {"name": "operations", "description": "Liveness, readiness and this document."},
 ]
@@ -56,6 +59,12 @@ PATH_PARAMETERS: dict[str, dict[str, Any]] = {
         " `%EA%B2%BD`).",
         "schema": {"type": "string", "minLength": 1, "maxLength": m.ID_MAX},
         "example": "en-0001",
+    },
+    "sitemap": {
+        "description": "`news`, a language code (page 1 of its sitemap), or a language code"
+        " and a page number from 2 (`en-2`), as the sitemap index lists them.",
+        "schema": {"type": "string", "pattern": "^[a-z_]+(-[1-9][0-9]*)?$"},
+        "example": "en",
     },
     "comment_id": {
         "description": "Comment id, as returned when the comment was created.",
@@ -252,7 +261,7 @@ def _head(get: dict[str, Any]) -> dict[str, Any]:
 
 
 def _path_names(path: str) -> list[str]:
-    return [part[1:-1] for part in path.split("/") if part.startswith("{")]
+    return re.findall(r"\{(\w+)\}", path)
 
 
 def openapi_document() -> dict[str, Any]:

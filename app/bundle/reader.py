@@ -314,6 +314,8 @@ class SiteData:
     news_sitemap: bytes
     sitemap_page_urls: int
     public_urls: dict[str, str]
+    sitemap_index_etag: str
+    news_sitemap_etag: str
 
     @classmethod
     def from_manifest(cls, site: Mapping[str, Any], views: Mapping[str, memoryview]) -> SiteData:
@@ -321,12 +323,13 @@ class SiteData:
         page = int(site["sitemap_page_urls"])
         if page < 1:
             raise ValueError("sitemap_page_urls must be at least 1")
-        return cls(
-            views[files[fmt.SITEMAP_INDEX]].tobytes(),
-            views[files[fmt.NEWS_SITEMAP]].tobytes(),
-            page,
-            dict(site["public_urls"]),
-        )
+        index = views[files[fmt.SITEMAP_INDEX]].tobytes()
+        news = views[files[fmt.NEWS_SITEMAP]].tobytes()
+        return cls(index, news, page, dict(site["public_urls"]), _quoted(index), _quoted(news))
+
+
+def _quoted(body: bytes) -> str:
+    return f'"{hashlib.blake2b(body, digest_size=fmt.ETAG_BYTES).hexdigest()}"'
 
 
 class Bundle:
