@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from email.utils import format_datetime
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import orjson
 
@@ -56,6 +56,17 @@ def feed_id(language: str, category: str | None) -> str:
 def feed_path(language: str, kind: str, category: str | None) -> str:
     query = f"?category={quote(category, safe='')}" if category else ""
     return f"/api/v1/{language}/feed.{kind}{query}"
+
+
+def _is_web_url(value: str | None) -> bool:
+    """Sources hold any string as image_url; a feed names only an absolute http(s) URL."""
+    if not value or any(ch.isspace() or not ch.isprintable() for ch in value):
+        return False
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and value.isascii()
 
 
 def _rfc822(timestamp: str) -> str:
@@ -107,12 +118,13 @@ def _atom(
         out.append("<entry>\n")
         out.append(f"<id>{t(entry_id(language, a['id']))}</id>\n")
         out.append(f"<title>{t(a['title'])}</title>\n")
-        out.append(f'<link rel="alternate" href="{t(urls.article(language, a["id"]))}"/>\n')
+        # Translations first: feed readers (feedparser) take the last alternate as the link.
         for other, other_id in a.get("translations", {}).items():
             out.append(
                 f'<link rel="alternate" hreflang="{bcp47(other)}" '
                 f'href="{t(urls.article(other, other_id))}"/>\n'
             )
+        out.append(f'<link rel="alternate" href="{t(urls.article(language, a["id"]))}"/>\n')
         out.append(f"<published>{a['published_at']}</published>\n")
         out.append(f"<updated>{a['updated_at']}</updated>\n")
         if a.get("author"):
@@ -175,7 +187,7 @@ def _json_feed(
         }
         if a.get("author"):
             item["authors"] = [{"name": a["author"]}]
-        if a.get("image_url"):
+        if _is_web_url(a.get("image_url")):
             item["image"] = a["image_url"]
         items.append(item)
     feed = {

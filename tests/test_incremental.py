@@ -164,7 +164,9 @@ def apply(files: dict[str, list[dict]], op: str, seed: int, counter: list[int]) 
             counter[0] += 1
             language = rng.choice(list(WORDS))
             name = rng.choice(["a.jsonl", "b.jsonl", f"day{counter[0] % 3}.jsonl"])
-            files.setdefault(name, []).append(make_article(rng, language, f"n{counter[0]}", stories=True))
+            files.setdefault(name, []).append(
+                make_article(rng, language, f"n{counter[0]}", stories=True)
+            )
     elif op == "change":
         for name, i in rng.sample(everything, min(len(everything), rng.randint(1, 3))):
             old = files[name][i]

@@ -31,6 +31,19 @@ def _etag(*parts: object) -> str:
     return '"' + hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest() + '"'
 
 
+def _send(
+    req: falcon.Request,
+    resp: falcon.Response,
+    etag: str,
+    max_age: int,
+    body: bytes,
+    media_type: str,
+) -> None:
+    send_cacheable(req, resp, etag, max_age, body)
+    if resp.status != falcon.HTTP_304:  # a 304 carries no content, so no Content-Type
+        resp.content_type = media_type
+
+
 class Feed:
     """GET /api/v1/{language}/feed.{atom,rss,json}?category"""
 
@@ -57,8 +70,7 @@ class Feed:
             raise unsupported_language(language)
         category = params.parse(req, FeedQuery).category or None
         body, etag = self.body(language, category)
-        resp.content_type = MEDIA_TYPES[self.kind]
-        send_cacheable(req, resp, etag, self.max_age, body)
+        _send(req, resp, etag, self.max_age, body, MEDIA_TYPES[self.kind])
 
     on_head = on_get
 
@@ -72,8 +84,7 @@ class SitemapIndex:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         site = self.store.current().site
-        resp.content_type = XML
-        send_cacheable(req, resp, site.sitemap_index_etag, self.max_age, site.sitemap_index)
+        _send(req, resp, site.sitemap_index_etag, self.max_age, site.sitemap_index, XML)
 
     on_head = on_get
 
@@ -127,7 +138,6 @@ class Sitemap:
         found = self.body(self.store.current(), sitemap)
         if found is None:
             raise APIError(404, "Not Found")
-        resp.content_type = XML
-        send_cacheable(req, resp, found[1], self.max_age, found[0])
+        _send(req, resp, found[1], self.max_age, found[0], XML)
 
     on_head = on_get
