@@ -37,7 +37,7 @@ from app.build.sources import LINE_RECORD, NewArticle, NewArticles, Previous, sc
 from app.build.writer import OutputError, check_replaceable, output_lock
 from app.bundle import format as fmt
 from app.bundle.objects import ObjectEntry, ObjectStore, manifest_objects, write_atomically
-from app.bundle.reader import SortedIds, bundle_id_for
+from app.bundle.reader import BundleError, SortedIds, bundle_id_for, check_objects
 from app.languages import LANGUAGES
 from app.public_urls import PublicUrls
 from app.search.analyzers import CJK_LANGUAGES
@@ -109,6 +109,7 @@ def _read_manifest(out: Path) -> dict[str, Any] | None:
 
 def _load_previous(store: ObjectStore, manifest: dict[str, Any], out: Path) -> Previous:
     """Line hashes, gids and ids of every served article, and the per-file build state."""
+    check_objects(out, manifest)  # BundleError: a damaged bundle is built again from scratch
     keys, hashes, langs, gids = [], [], [], []
     ids: dict[str, SortedIds] = {}
     story_index: dict[str, SortedIds] = {}
@@ -194,7 +195,7 @@ def build_report(
         if manifest is not None:
             try:
                 previous = _load_previous(store, manifest, out)
-            except (OSError, ValueError, KeyError, TypeError) as exc:
+            except (OSError, ValueError, KeyError, TypeError, BundleError) as exc:
                 # The served bundle is damaged (a missing or truncated object): start over.
                 print(
                     f"warning: cannot build on {out} ({exc}); building from scratch",
@@ -265,7 +266,7 @@ def build_report(
 
 
 def _language_objects(meta: dict[str, Any]) -> list[str]:
-    objs = list(meta["files"].values())
+    objs = [*meta["files"].values(), *meta["feeds"].values()]
     for desc in meta["segments"]:
         objs.extend(desc["files"].values())
     return objs

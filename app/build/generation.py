@@ -72,7 +72,7 @@ def build_generation(
 
     by_story = sorted((stories[g], g) for g in order.tolist() if stories[g])
     story_off = np.concatenate(([0], np.cumsum([len(s) for s, _ in by_story], dtype=np.int64)))
-    feeds_bin, feeds_json = _feeds(language, urls, readers, order, names, grouped, starts, counts)
+    feed_docs, feeds_json = _feeds(language, urls, readers, order, names, grouped, starts, counts)
 
     files: dict[str, str] = {}
     entries: dict[str, ObjectEntry] = {}
@@ -86,11 +86,15 @@ def build_generation(
         (fmt.STORY_IDS_BIN, b"".join(s for s, _ in by_story)),
         (fmt.STORY_IDS_OFF, story_off.astype("<u8").tobytes()),
         (fmt.STORY_IDS_GID, np.asarray([g for _, g in by_story], dtype="<u4").tobytes()),
-        (fmt.FEEDS_BIN, feeds_bin),
         (fmt.FEEDS_JSON, feeds_json),
     ):
         obj, entry = store.put(data)
         files[name] = obj
+        entries[obj] = entry
+    feeds: dict[str, str] = {}
+    for category, data in feed_docs.items():
+        obj, entry = store.put(data)
+        feeds[category] = obj
         entries[obj] = entry
     meta = {
         "articles": len(rows),
@@ -99,6 +103,7 @@ def build_generation(
         "segments": segments,
         "deleted": [int(d.size) for d in deleted],
         "files": files,
+        "feeds": feeds,
     }
     return meta, entries
 
@@ -112,9 +117,11 @@ def _feeds(
     grouped: np.ndarray,
     starts: list[int],
     counts: list[int],
-) -> tuple[bytes, bytes]:
+) -> tuple[dict[str, bytes], bytes]:
     """Every feed of the language, rendered: the newest FEED_ENTRIES articles of all and of
-    each category. Costs (1 + categories) x 50 articles per publish, whatever the archive."""
+    each category. Costs (1 + categories) x 50 articles per publish, whatever the archive.
+    Returns one object per category ("" for all: its three documents end to end) and the
+    index of where each document is: a publish ships only the feeds it changed."""
     bases = np.cumsum([0] + [r.docs for r in readers]).tolist()
     parsed: dict[int, dict[str, Any]] = {}
 
@@ -130,7 +137,7 @@ def _feeds(
     ]
     for name, start, count in zip(names, starts, counts, strict=True):
         selections.append((name, grouped[start : start + min(count, FEED_ENTRIES)].tolist()))
-    blob = bytearray()
+    docs: dict[str, bytes] = {}
     index: dict[str, dict[str, list[Any]]] = {}
     updated_all = EPOCH
     for category, positions in selections:
@@ -139,10 +146,13 @@ def _feeds(
         if category is None:
             updated_all = updated
         where: dict[str, list[Any]] = {}
+        blob = bytearray()
         for kind in FEED_FORMATS:
             body = render_feed(kind, urls, language, category, entries, updated)
             etag = hashlib.blake2b(body, digest_size=fmt.ETAG_BYTES).hexdigest()
             where[kind] = [len(blob), len(blob) + len(body), etag]
             blob += body
-        index["" if category is None else category] = where
-    return bytes(blob), orjson.dumps({"updated": updated_all, "feeds": index})
+        key = "" if category is None else category
+        index[key] = where
+        docs[key] = bytes(blob)
+    return docs, orjson.dumps({"updated": updated_all, "feeds": index})

@@ -35,8 +35,9 @@ rewritten by every publish; they are a few bytes per article:
                               order; the ranges are in the manifest)
     categories.json           the categories response body
     stories.bin / .off / .gid served articles' story ids sorted bytewise, and each one's gid
-    feeds.bin / feeds.json    every feed document of the language (all and per category, in
-                              Atom, RSS and JSON Feed) end to end, and where each one is
+    feeds.json                where each feed document is: the manifest's `feeds` names one
+                              object per category ("" for all) holding its Atom, RSS and
+                              JSON Feed documents end to end
 
 The manifest's `site` entry holds what spans languages: the sitemap index and the news
 sitemap (`files`), the sitemap page size and the public URLs the bundle was built with.
@@ -98,7 +99,6 @@ CATEGORIES_JSON = "categories.json"
 STORY_IDS_BIN = "stories.bin"
 STORY_IDS_OFF = "stories.off"
 STORY_IDS_GID = "stories.gid"
-FEEDS_BIN = "feeds.bin"
 FEEDS_JSON = "feeds.json"
 GENERATION_FILES = (
     ORDER,
@@ -110,7 +110,6 @@ GENERATION_FILES = (
     STORY_IDS_BIN,
     STORY_IDS_OFF,
     STORY_IDS_GID,
-    FEEDS_BIN,
     FEEDS_JSON,
 )
 

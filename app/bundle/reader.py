@@ -192,14 +192,16 @@ class LanguageData:
         }
         if sum(r.count for r in self._categories.values()) != len(self._category_pos):
             raise BundleError(f"{where}/{fmt.CATEGORY_POS}: size does not match")
-        self._feeds = gen[fmt.FEEDS_BIN]
         feeds = orjson.loads(gen[fmt.FEEDS_JSON])
         self.feeds_updated: str = feeds["updated"]
         self._feed_index: dict[str, dict[str, list[Any]]] = feeds["feeds"]
-        for where_feed in self._feed_index.values():
+        self._feed_docs = {name: views[obj] for name, obj in meta["feeds"].items()}
+        if set(self._feed_docs) != set(self._feed_index):
+            raise BundleError(f"{where}/{fmt.FEEDS_JSON}: does not match the feed objects")
+        for name, where_feed in self._feed_index.items():
             for start, stop, _ in where_feed.values():
-                if not 0 <= start <= stop <= len(self._feeds):
-                    raise BundleError(f"{where}/{fmt.FEEDS_JSON}: feed outside {fmt.FEEDS_BIN}")
+                if not 0 <= start <= stop <= len(self._feed_docs[name]):
+                    raise BundleError(f"{where}/{fmt.FEEDS_JSON}: feed outside its object")
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -262,11 +264,12 @@ class LanguageData:
     def feed(self, kind: str, category: str | None) -> tuple[memoryview, str] | None:
         """A compiled feed document and its ETag (unquoted), or None for a category with
         no article."""
-        where = self._feed_index.get(category or "")
+        name = category or ""
+        where = self._feed_index.get(name)
         if where is None:
             return None
         start, stop, etag = where[kind]
-        return self._feeds[start:stop], etag
+        return self._feed_docs[name][start:stop], etag
 
     def sitemap_urls(self, start: int, stop: int) -> memoryview | bytes:
         """The sitemap <url> elements of list positions start..stop-1, joined by b"\n"."""
@@ -419,6 +422,26 @@ class Bundle:
         return cls(path, manifest["bundle_id"], languages, identity, views, site)
 
 
+def check_objects(path: Path, manifest: dict[str, Any]) -> None:
+    """What Bundle.load checks of every object a manifest names (size; CRC-32 unless
+    verified.json vouches for the file), without loading the languages: the builder reads
+    article bytes of the bundle it updates, and must not build on a damaged one."""
+    dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        entries = manifest["objects"]
+        verified = _read_verified(dir_fd)
+        to_check: dict[str, memoryview] = {}
+        for name in sorted(_referenced(manifest, path)):
+            if name not in entries or not isinstance(entries[name], Mapping):
+                raise BundleError(f"{path}/{fmt.MANIFEST}: object {name} has no entry")
+            view, stamp = _map_object(dir_fd, path, name, entries[name])
+            if verified.get(name) != stamp:
+                to_check[name] = view
+    finally:
+        os.close(dir_fd)
+    _verify_contents(path, to_check, entries, "crc32")
+
+
 def bundle_id_for(languages: Mapping[str, Mapping[str, Any]]) -> str:
     """Derived from what is served (each language's content hash), not from file layout: a
     merge or an incremental build serving the same articles keeps the id."""
@@ -436,6 +459,7 @@ def _referenced(manifest: dict[str, Any], path: Path) -> set[str]:
             raise BundleError(f"{path}: manifest has no language {language!r}")
         try:
             names.update(meta["files"].values())
+            names.update(meta["feeds"].values())
             for desc in meta["segments"]:
                 names.update(desc["files"].values())
         except (KeyError, TypeError, AttributeError) as exc:
