@@ -33,7 +33,7 @@ def build_generation(
     """The manifest entry of one language and the entries of its new generation objects."""
     rows: list[tuple[int, bytes, int]] = []  # (-published, id, gid) of every live document
     categories: list[str] = []  # by gid
-    stories: list[bytes] = []  # by gid
+    by_story: list[tuple[bytes, int]] = []  # (story id, gid) of live documents with a story
     etags: list[memoryview] = []
     readers: list[SegmentReader] = []
     base = 0
@@ -46,7 +46,7 @@ def build_generation(
         live[dead] = False
         rows.extend((-published[i], ids[i], base + i) for i in np.flatnonzero(live).tolist())
         categories.extend(reader.categories())
-        stories.extend(reader.stories())
+        by_story.extend(_stories(reader, live, base))
         etags.append(reader.raw(fmt.ETAGS_BIN))
         base += reader.docs
     rows.sort()
@@ -70,7 +70,7 @@ def build_generation(
     content.update(orjson.dumps(urls.manifest(), option=orjson.OPT_SORT_KEYS))
     content.update(all_etags[order].tobytes())
 
-    by_story = sorted((stories[g], g) for g in order.tolist() if stories[g])
+    by_story.sort()
     story_off = np.concatenate(([0], np.cumsum([len(s) for s, _ in by_story], dtype=np.int64)))
     feed_docs, feeds_json = _feeds(language, urls, readers, order, names, grouped, starts, counts)
 
@@ -106,6 +106,16 @@ def build_generation(
         "feeds": feeds,
     }
     return meta, entries
+
+
+def _stories(reader: SegmentReader, live: np.ndarray, base: int) -> list[tuple[bytes, int]]:
+    """(story id, gid) of a segment's live documents that have a story; only those are
+    decoded (most articles have none)."""
+    off = reader.offsets(fmt.STORIES_OFF)
+    blob = reader.raw(fmt.STORIES_BIN)
+    wanted = np.flatnonzero(live & (np.diff(off) > 0)).tolist()
+    starts, ends = off[:-1], off[1:]
+    return [(blob[int(starts[i]) : int(ends[i])].tobytes(), base + i) for i in wanted]
 
 
 def _feeds(

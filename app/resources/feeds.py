@@ -96,7 +96,7 @@ class Sitemap:
     on request, and kept in a small per-worker cache: a publish renders no sitemap page.
     """
 
-    CACHE_PAGES = 4
+    CACHE_PAGES = 2  # a 50,000-URL page is about 12 MB
 
     def __init__(self, store: BundleStore, max_age: int) -> None:
         self.store = store
