@@ -35,7 +35,7 @@ install: $(BIN)/.installed node_modules/.package-lock.json
 
 # Rebuilt when the sample or the builder changes; the builder swaps it in atomically.
 $(BUNDLE_DIR)/manifest.json: $(BIN)/.installed $(wildcard $(SAMPLE_SRC)/*.jsonl) \
-		$(wildcard app/build/*.py app/bundle/*.py app/search/*.py)
+		$(wildcard app/build/*.py app/bundle/*.py app/search/*.py) app/compression.py
 	$(BIN)/python scripts/build_bundles.py --src $(SAMPLE_SRC) --out $(BUNDLE_DIR)
 
 bundles: $(BUNDLE_DIR)/manifest.json

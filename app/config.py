@@ -23,6 +23,9 @@ class Settings:
     comments_dsn: str = f"sqlite:///{PROJECT_ROOT / 'data' / 'comments.sqlite3'}"
     admin_token: str | None = None
     cache_max_age: int = 60
+    # How long a cache may serve a stale answer while it revalidates, or when we fail.
+    cache_stale_while_revalidate: int = 60
+    cache_stale_if_error: int = 86400
     comment_rate_count: int = 10
     comment_rate_seconds: int = 60
     trusted_proxies: tuple[IPNetwork, ...] = field(default_factory=tuple)
@@ -45,6 +48,16 @@ class Settings:
             admin_token=env.get("NEWS_ADMIN_TOKEN") or None,
             cache_max_age=_parse_int(
                 "NEWS_CACHE_MAX_AGE", env.get("NEWS_CACHE_MAX_AGE"), defaults.cache_max_age
+            ),
+            cache_stale_while_revalidate=_parse_int(
+                "NEWS_CACHE_STALE_WHILE_REVALIDATE",
+                env.get("NEWS_CACHE_STALE_WHILE_REVALIDATE"),
+                defaults.cache_stale_while_revalidate,
+            ),
+            cache_stale_if_error=_parse_int(
+                "NEWS_CACHE_STALE_IF_ERROR",
+                env.get("NEWS_CACHE_STALE_IF_ERROR"),
+                defaults.cache_stale_if_error,
             ),
             comment_rate_count=count,
             comment_rate_seconds=seconds,

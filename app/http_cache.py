@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import falcon
+
+
+@dataclass(frozen=True, slots=True)
+class CachePolicy:
+    """Cache-Control of cacheable responses (NEWS_CACHE_MAX_AGE, NEWS_CACHE_STALE_*)."""
+
+    max_age: int
+    stale_while_revalidate: int = 60
+    stale_if_error: int = 86400
+
+    @property
+    def header(self) -> str:
+        return (
+            f"public, max-age={self.max_age}, "
+            f"stale-while-revalidate={self.stale_while_revalidate}, "
+            f"stale-if-error={self.stale_if_error}"
+        )
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:

@@ -10,8 +10,9 @@ Field order is the order keys appear in response bodies.
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
@@ -195,8 +196,28 @@ class _Page(BaseModel, Generic[T]):
     """ceil(total / page_size); 0 when total is 0."""
 
 
-class ArticleList(_Page[Article]):
-    """A page of articles; a page past the end has no items and the true total."""
+class ArticleList(_Page[Article | ArticleSummary]):
+    """A page of articles; a page past the end has no items and the true total. Items are
+    Article objects, or ArticleSummary objects with `fields=summary`."""
+
+
+class SearchFacets(BaseModel):
+    """Counts over the matches of `q`, `from` and `to`, ignoring `category`."""
+
+    model_config = _wire_config()
+
+    category: Annotated[
+        dict[str, Annotated[int, Field(ge=1)]],
+        Field(examples=[{"economy": 12, "politics": 3}]),
+    ]
+    """Matches per category, keys in code-point order; a category without matches is left
+    out."""
+
+
+class SearchResults(ArticleList):
+    """A page of search results, with facets over every match."""
+
+    facets: SearchFacets
 
 
 # -- comments ----------------------------------------------------------------------------
@@ -420,14 +441,143 @@ class PageQuery(BaseModel):
         return (self.page - 1) * self.page_size
 
 
-class ArticleListQuery(PageQuery):
-    category: Annotated[
+class ListOrder(StrEnum):
+    """Order of an article list."""
+
+    newest = "newest"
+    oldest = "oldest"
+
+
+class SearchOrder(StrEnum):
+    """Order of search results."""
+
+    relevance = "relevance"
+    newest = "newest"
+    oldest = "oldest"
+
+
+class Fields(StrEnum):
+    """Which form of article a page carries."""
+
+    full = "full"
+    summary = "summary"
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_INSTANT = re.compile(r"(\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_DAY_US = 86_400_000_000
+
+
+def date_bound_us(value: str, *, end: bool) -> int:
+    """Microseconds since the epoch of a `from` (end=False) or `to` (end=True) value.
+
+    A date alone is its first (from) or last (to) microsecond, UTC. Published times are whole
+    microseconds, so finer fractions round inwards: `from` up, `to` down."""
+    if _DATE.fullmatch(value):
+        day = datetime.fromisoformat(value).replace(tzinfo=UTC)
+        start = (day - _EPOCH) // timedelta(microseconds=1)
+        return start + _DAY_US - 1 if end else start
+    match = _INSTANT.fullmatch(value)
+    if match is None:
+        raise ValueError("must be a date YYYY-MM-DD or an RFC 3339 timestamp with an offset")
+    head, fraction, offset = match.groups()
+    fraction = fraction or ""
+    instant = datetime.fromisoformat(f"{head}{'+00:00' if offset in 'Zz' else offset}")
+    micros = (instant - _EPOCH) // timedelta(microseconds=1)
+    micros += int(fraction[:6].ljust(6, "0"))
+    if not end and fraction[6:].strip("0"):
+        micros += 1
+    return micros
+
+
+def _bound(end: bool) -> Any:
+    def check(value: str | None) -> str | None:
+        if value is not None:
+            date_bound_us(value, end=end)  # ValueError -> 422 at this parameter
+        return value
+
+    return AfterValidator(check)
+
+
+_BOUND_DOC = (
+    " `YYYY-MM-DD` (UTC) or an RFC 3339 timestamp with an offset; inclusive."
+    " `from` later than `to` is a 422 at `to`."
+)
+
+
+class FilterQuery(PageQuery):
+    """The date range and article form shared by list and search (docs/api.md §7)."""
+
+    from_: Annotated[
         str | None,
         Field(
-            description="Exact, case-sensitive category; empty means no filter.",
-            examples=["politics"],
+            alias="from",
+            description="Published at or after this instant; a date alone means its first"
+            " instant." + _BOUND_DOC,
+            examples=["2026-11-01", "2026-11-20T08:30:00+09:00"],
         ),
+        _bound(end=False),
     ] = None
+    to: Annotated[
+        str | None,
+        Field(
+            description="Published at or before this instant; a date alone means the last"
+            " instant of that UTC day." + _BOUND_DOC,
+            examples=["2026-11-30"],
+        ),
+        _bound(end=True),
+    ] = None
+    fields: Annotated[
+        Fields,
+        Field(
+            description="`full` (default): items are Article; `summary`: ArticleSummary.",
+            examples=["summary"],
+        ),
+    ] = Fields.full
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+    @field_validator("to")
+    @classmethod
+    def _not_before_from(cls, value: str | None, info: ValidationInfo) -> str | None:
+        start = info.data.get("from_")
+        if (
+            value is not None
+            and start is not None
+            and date_bound_us(start, end=False) > date_bound_us(value, end=True)
+        ):
+            raise ValueError("must not be earlier than `from`")
+        return value
+
+    @property
+    def date_range(self) -> tuple[int | None, int | None]:
+        """(first, last) published microsecond selected, None for an open end."""
+        start = None if self.from_ is None else date_bound_us(self.from_, end=False)
+        stop = None if self.to is None else date_bound_us(self.to, end=True)
+        return start, stop
+
+    @property
+    def summary(self) -> bool:
+        return self.fields is Fields.summary
+
+
+_CATEGORY_DOC = "Exact, case-sensitive category; empty means no filter."
+
+
+class ArticleListQuery(FilterQuery):
+    category: Annotated[
+        str | None,
+        Field(description=_CATEGORY_DOC, examples=["politics"]),
+    ] = None
+    order: Annotated[
+        ListOrder,
+        Field(
+            description="`newest` (default): published_at descending; `oldest`: ascending;"
+            " ties by id ascending in both.",
+            examples=["oldest"],
+        ),
+    ] = ListOrder.newest
 
 
 class LatestQuery(BaseModel):
@@ -440,7 +590,7 @@ def _trim(value: Any) -> Any:
     return value.strip() if isinstance(value, str) else value
 
 
-class SearchQuery(PageQuery):
+class SearchQuery(FilterQuery):
     # Declared first so its errors come first; `page` and `page_size` follow.
     q: Annotated[
         str,
@@ -457,6 +607,21 @@ class SearchQuery(PageQuery):
         ),
         BeforeValidator(_trim),
     ]
+    category: Annotated[
+        str | None,
+        Field(
+            description=_CATEGORY_DOC + " Facets ignore it.",
+            examples=["politics"],
+        ),
+    ] = None
+    order: Annotated[
+        SearchOrder,
+        Field(
+            description="`relevance` (default), `newest` (published_at descending) or"
+            " `oldest` (ascending); ties by id ascending.",
+            examples=["newest"],
+        ),
+    ] = SearchOrder.relevance
 
 
 class CommentOrder(StrEnum):

@@ -27,6 +27,8 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     m.Article,
     m.ArticleSummary,
     m.ArticleList,
+    m.SearchFacets,
+    m.SearchResults,
     m.Comment,
     m.CommentList,
     m.CommentCount,
@@ -69,15 +71,44 @@ IF_NONE_MATCH = {
     "in": "header",
     "required": False,
     "description": "An ETag from an earlier answer: when it still matches, the answer is"
-    " 304 with no body.",
+    " 304 with no body. Each content coding has its own tag (the identity tag with `-gzip`,"
+    " `-br` or `-zstd` before the closing quote); the tag of the coding chosen for this"
+    " request is the one compared.",
     "schema": {"type": "string"},
     "example": '"3f2a9c-1a2b3c4d"',
+}
+
+ACCEPT_ENCODING = {
+    "name": "Accept-Encoding",
+    "in": "header",
+    "required": False,
+    "description": "Content codings the client reads (RFC 9110, 12.5.3): `gzip`, `br`, `zstd`"
+    " with q-values, `*` and `identity;q=0`. Article pages come precompressed in gzip and"
+    " zstd, one article and categories also in br. Without the header the body is identity;"
+    " 406 only when identity is refused and no offered coding is acceptable.",
+    "schema": {"type": "string"},
+    "example": "gzip, br",
 }
 
 _STRING = {"schema": {"type": "string"}}
 RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
     "ETag": {"description": "Entity tag for If-None-Match.", **_STRING},
-    "Cache-Control": {"description": "`public, max-age=N` (N configurable).", **_STRING},
+    "Cache-Control": {
+        "description": "`public, max-age=N, stale-while-revalidate=S, stale-if-error=E`"
+        " (NEWS_CACHE_MAX_AGE, NEWS_CACHE_STALE_WHILE_REVALIDATE, NEWS_CACHE_STALE_IF_ERROR).",
+        **_STRING,
+    },
+    "Vary": {"description": "Always `Accept-Encoding`.", **_STRING},
+    "Content-Encoding": {
+        "description": "`gzip`, `br` or `zstd` when the body is compressed; absent for identity.",
+        **_STRING,
+    },
+    "Surrogate-Key": {
+        "description": "Space-separated keys naming what the answer depends on, for a CDN to"
+        " purge: `lang-<language>`, `list-<language>` (collections), `cat-<hash>` (a"
+        " category's pages), `art-<hash>` (one article). docs/delivery.md has the grammar.",
+        **_STRING,
+    },
     "No-Store": {"description": "Always `no-store`.", **_STRING},
     "Location": {"description": "Path of the created comment.", **_STRING},
     "Idempotent-Replayed": {
@@ -86,6 +117,15 @@ RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
     },
     "Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}},
     "WWW-Authenticate": {"description": '`Bearer realm="comments"`.', **_STRING},
+    "Link": {
+        "description": 'RFC 8288 pages: `rel="first"` and `rel="last"` always, `rel="prev"` and'
+        ' `rel="next"` where that page exists (past the last page, `prev` is the last page);'
+        " relative URLs keeping every other query parameter.",
+        **_STRING,
+        "example": '</api/v1/en/articles?page_size=5&page=1>; rel="first", '
+        '</api/v1/en/articles?page_size=5&page=3>; rel="next", '
+        '</api/v1/en/articles?page_size=5&page=9>; rel="last"',
+    },
 }
 
 # The server answers this itself, before any route, for a request line over 8190 bytes.
@@ -96,6 +136,10 @@ ERROR_EXAMPLES: dict[int, Any] = {
     400: {"detail": "Unsupported language: xx"},
     401: {"detail": "Invalid or missing admin token"},
     404: {"detail": "Article not found"},
+    406: {
+        "detail": "Not Acceptable: no content coding in Accept-Encoding is available "
+        "(identity, gzip, br, zstd)"
+    },
     409: {"detail": "Idempotency-Key was used for a different comment"},
     413: {"detail": "Request body is larger than 65536 bytes"},
     414: {"detail": "Request Line is too large (9000 > 8190)"},
@@ -174,6 +218,8 @@ def _errors(route: Route, op: Operation) -> dict[int, str]:
         errors[422] = "Invalid parameters, headers or body."
     if op.body:
         errors |= {413: "Body larger than 64 KiB.", 415: "Content-Type is not application/json."}
+    if route.cache == "public":
+        errors[406] = "Accept-Encoding refuses identity and every coding offered."
     if route.tag == "comments":
         errors[503] = "Comment store unavailable."
     return dict(sorted({**errors, **op.errors}.items()))
@@ -186,7 +232,7 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
         success["content"] = _content(op.response, op.media_type)
     headers = [*op.response_headers]
     if cacheable:
-        headers += ["ETag", "Cache-Control"]
+        headers += ["ETag", "Cache-Control", "Vary", "Content-Encoding", "Surrogate-Key"]
     if headers:
         success["headers"] = {name: RESPONSE_HEADERS[name] for name in headers}
     if op.links:
@@ -195,7 +241,7 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
     if cacheable:
         responses["304"] = {
             "description": "Not modified: If-None-Match matched.",
-            "headers": {"ETag": RESPONSE_HEADERS["ETag"]},
+            "headers": {name: RESPONSE_HEADERS[name] for name in ("ETag", "Vary")},
         }
     for status, description in _errors(route, op).items():
         model = m.ValidationError if status == 422 else m.Error
@@ -223,7 +269,7 @@ def _operation(route: Route, op: Operation, components: dict[str, Any]) -> dict[
     if op.headers is not None:
         parameters += _model_parameters(op.headers, "header", components)
     if route.cache == "public":
-        parameters.append(IF_NONE_MATCH)
+        parameters += [IF_NONE_MATCH, ACCEPT_ENCODING]
     summary, description, _ = TEXTS[op.operation_id]
     document: dict[str, Any] = {
         "operationId": op.operation_id,

@@ -23,7 +23,7 @@ class _Plan:
 
     def __init__(self, model: type[pydantic.BaseModel]) -> None:
         self.fields = tuple(
-            (name, getattr(field.annotation, "__origin__", None) is list)
+            (field.alias or name, getattr(field.annotation, "__origin__", None) is list)
             for name, field in model.model_fields.items()
         )
         required = any(field.is_required() for field in model.model_fields.values())
@@ -73,27 +73,38 @@ def page_key(page: PageQuery) -> object:
     return page.page if page.page < _CHUNK_LIMIT else int_text(page.page)
 
 
-def list_body(page: PageQuery, items: Sequence[bytes | memoryview], total: int) -> bytes:
-    """The ArticleList/CommentList envelope (app.models) around pre-serialised items.
+LIST_HEAD = b'{"items":['
 
-    Written by hand rather than by the model: the items are already bytes, and `page` may
-    exceed 64 bits. tests/test_models.py checks it against the declared model.
-    """
+
+def list_tail(page: PageQuery, total: int, extra: bytes = b"") -> bytes:
+    """What follows the items of an ArticleList/CommentList envelope (after LIST_HEAD).
+    `extra` is more members (`,"name":value`) written after `total_pages` (search's facets)."""
     total_pages = -(-total // page.page_size)
     number = page.page
     page_digits = b"%d" % number if number < _CHUNK_LIMIT else int_text(number).encode()
-    tail = b'],"total":%d,"page":%b,"page_size":%d,"total_pages":%d}' % (
+    return b'],"total":%d,"page":%b,"page_size":%d,"total_pages":%d%b}' % (
         total,
         page_digits,
         page.page_size,
         total_pages,
+        extra,
     )
+
+
+def list_body(page: PageQuery, items: Sequence[bytes | memoryview], total: int) -> bytes:
+    """The ArticleList/CommentList envelope (app.models) around pre-serialised items.
+
+    Written by hand rather than by the model: the items are already bytes, and `page` may
+    exceed 64 bits. tests/test_models.py checks it against the declared model. Articles are
+    sent through app.delivery, with the same LIST_HEAD and list_tail.
+    """
+    tail = list_tail(page, total)
     if not items:
-        return b'{"items":[' + tail
+        return LIST_HEAD + tail
     # One join over [head, item, ",", item, ..., item, tail]: a page (~100 KB) is copied
     # once, not twice as with a nested join.
     parts: list[bytes | memoryview] = [b","] * (2 * len(items) + 1)
-    parts[0] = b'{"items":['
+    parts[0] = LIST_HEAD
     parts[1::2] = items
     parts[-1] = tail
     return b"".join(parts)

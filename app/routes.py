@@ -192,6 +192,7 @@ ROUTES: tuple[Route, ...] = (
                 "listArticles",
                 m.ArticleList,
                 query=m.ArticleListQuery,
+                response_headers=("Link",),
                 links=_article_links("$response.body#/items/0/id"),
             ),
         ),
@@ -208,7 +209,14 @@ ROUTES: tuple[Route, ...] = (
         f"{API}/articles/search",
         "search",
         "articles",
-        (Operation("searchArticles", m.ArticleList, query=m.SearchQuery),),
+        (
+            Operation(
+                "searchArticles",
+                m.SearchResults,
+                query=m.SearchQuery,
+                response_headers=("Link",),
+            ),
+        ),
         cache="public",
     ),
     Route(
@@ -230,7 +238,12 @@ ROUTES: tuple[Route, ...] = (
         "comments",
         "comments",
         (
-            Operation("listComments", m.CommentList, query=m.CommentListQuery),
+            Operation(
+                "listComments",
+                m.CommentList,
+                query=m.CommentListQuery,
+                response_headers=("Link",),
+            ),
             Operation(
                 "createComment",
                 m.Comment,

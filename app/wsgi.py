@@ -20,6 +20,7 @@ from app.bundle.reader import BundleError
 from app.bundle.store import BundleStore
 from app.comments import create_comment_service
 from app.config import ConfigError, Settings
+from app.http_cache import CachePolicy
 from app.metrics import Metrics, MetricsResource
 from app.middleware import SecurityHeaders
 from app.openapi import openapi_document
@@ -40,7 +41,11 @@ def create_app(settings: Settings | None = None) -> falcon.App:
     app.req_options.keep_blank_qs_values = True  # `page=` is a 422, `category=` no filter
     errors.install(app)
 
-    age = settings.cache_max_age
+    age = CachePolicy(
+        settings.cache_max_age,
+        settings.cache_stale_while_revalidate,
+        settings.cache_stale_if_error,
+    )
     resources: dict[str, object] = {
         "articles": articles.ArticleCollection(store, age),
         "latest": articles.LatestArticles(store, age),

@@ -102,7 +102,8 @@ def decode(body: bytes, coding: str | None) -> bytes:
     if coding == "gzip":
         return gzip.decompress(body)
     if coding == "zstd":
-        return zstandard.ZstdDecompressor().decompressobj().decompress(body)
+        # Composed pages are one zstd frame per piece: read them all.
+        return zstandard.ZstdDecompressor().decompressobj(read_across_frames=True).decompress(body)
     if coding == "br":
         return brotli.decompress(body)
     raise ValueError(coding)

@@ -67,10 +67,14 @@ from news_client.models import (
     CommentList,
     CommentOrder,
     Error,
+    Fields,
     Health,
     Language,
+    ListOrder,
     OpenAPIDocument,
     Ready,
+    SearchOrder,
+    SearchResults,
     ValidationError,
 )
 from news_client.types import Response
@@ -149,16 +153,67 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
         "listArticles", list_articles.sync_detailed(en, client=client, page=0), 422, ValidationError
     )
     expect("listArticlesHead", list_articles_head.sync_detailed(en, client=client), 200, None)
+    # docs/api.md §7 on list: dates, order and the summary form; Link pages.
+    first = article.published_at.date().isoformat()
+    lean = list_articles.sync_detailed(
+        en,
+        client=client,
+        from_=first,
+        to=first,
+        order=ListOrder.OLDEST,
+        fields=Fields.SUMMARY,
+        page_size=2,
+    )
+    lean_page: ArticleList = expect("listArticles", lean, 200, ArticleList)
+    assert lean_page.items and all(isinstance(i, ArticleSummary) for i in lean_page.items)
+    assert 'rel="first"' in lean.headers["link"] and 'rel="last"' in lean.headers["link"]
+    expect(
+        "listArticles",
+        list_articles.sync_detailed(en, client=client, from_=first, to="2000-01-01"),
+        422,
+        ValidationError,
+    )
+    refused = list_articles.sync_detailed(en, client=client, accept_encoding="br, identity;q=0")
+    expect("listArticles", refused, 406, Error)
     latest = expect(
         "latestArticles", latest_articles.sync_detailed(en, client=client, limit=3), 200, list
     )
     assert latest and all(isinstance(item, ArticleSummary) for item in latest)
     expect("latestArticlesHead", latest_articles_head.sync_detailed(en, client=client), 200, None)
     word = article.title.split()[0]
-    found: ArticleList = expect(
-        "searchArticles", search_articles.sync_detailed(en, client=client, q=word), 200, ArticleList
+    found: SearchResults = expect(
+        "searchArticles",
+        search_articles.sync_detailed(en, client=client, q=word),
+        200,
+        SearchResults,
     )
     assert found.total >= 1
+    assert sum(found.facets.category.additional_properties.values()) == found.total
+    assert all(isinstance(item, Article) for item in found.items)
+    category = article.category
+    narrowed: SearchResults = expect(
+        "searchArticles",
+        search_articles.sync_detailed(
+            en,
+            client=client,
+            q=word,
+            category=category,
+            from_="1970-01-01",
+            to="2999-12-31T23:59:59+14:00",
+            order=SearchOrder.NEWEST,
+            fields=Fields.SUMMARY,
+        ),
+        200,
+        SearchResults,
+    )
+    assert narrowed.total == found.facets.category[category]
+    assert all(isinstance(item, ArticleSummary) for item in narrowed.items)
+    expect(
+        "searchArticles",
+        search_articles.sync_detailed(en, client=client, q=word, from_="soon"),
+        422,
+        ValidationError,
+    )
     expect(
         "searchArticles",
         search_articles.sync_detailed(en, client=client, q="   "),
@@ -210,12 +265,9 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
         404,
         Error,
     )
-    listed: CommentList = expect(
-        "listComments",
-        list_comments.sync_detailed(en, aid, client=client, order=CommentOrder.OLDEST),
-        200,
-        CommentList,
-    )
+    comment_page = list_comments.sync_detailed(en, aid, client=client, order=CommentOrder.OLDEST)
+    listed: CommentList = expect("listComments", comment_page, 200, CommentList)
+    assert "order=oldest" in comment_page.headers["link"]
     assert [c.id for c in listed.items] == [created.id, reply.id]
     expect(
         "listComments",

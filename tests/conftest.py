@@ -16,6 +16,8 @@ from app.wsgi import create_app
 from tests.helpers import corpus_records, write_corpus
 
 CACHE_MAX_AGE = 123
+# What cacheable answers carry (stale-* at their defaults).
+CACHE_CONTROL = f"public, max-age={CACHE_MAX_AGE}, stale-while-revalidate=60, stale-if-error=86400"
 
 
 @pytest.fixture(scope="session")

@@ -37,6 +37,7 @@ SUMMARY_FIELDS = frozenset(
     {"id", "language", "title", "summary", "category", "image_url", "published_at"}
 )
 LIST_FIELDS = frozenset({"items", "total", "page", "page_size", "total_pages"})
+SEARCH_FIELDS = LIST_FIELDS | {"facets"}
 
 # Languages that get articles in the corpus; the rest of the nine get none.
 POPULATED = ("ko", "en", "ja", "zh_tw", "fr")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import json
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import brotli
+import zstandard
 
 
 def free_port() -> int:
@@ -50,10 +54,31 @@ class Response:
     headers: dict[str, str]  # lower-cased names
     body: bytes
 
+    def decoded(self) -> bytes:
+        """The body with its Content-Encoding undone by a real decoder."""
+        return decode_body(self.headers.get("content-encoding"), self.body)
+
     def json(self) -> Any:
         # The stdlib parser: orjson reads integers beyond 64 bits as floats, and the API
         # writes `page` exactly however large it is.
-        return json.loads(self.body, parse_int=exact_int)
+        return json.loads(self.decoded(), parse_int=exact_int)
+
+
+def decode_body(encoding: str | None, data: bytes) -> bytes:
+    """Undo a content coding with the reference decoders (each checks its own framing:
+    gzip its CRC-32 and length, zstd every frame); trailing garbage is an error."""
+    if encoding is None or encoding == "identity":
+        return data
+    if encoding == "gzip":
+        return gzip.decompress(data)
+    if encoding == "br":
+        return brotli.decompress(data)
+    if encoding == "zstd":
+        reader = zstandard.ZstdDecompressor().decompressobj(read_across_frames=True)
+        out = reader.decompress(data)
+        assert not reader.unused_data, "bytes after the last zstd frame"
+        return out
+    raise AssertionError(f"unknown content coding {encoding!r}")
 
 
 def exact_int(digits: str) -> int:

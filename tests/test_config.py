@@ -17,6 +17,8 @@ def test_defaults() -> None:
     assert Path(settings.comments_dsn.removeprefix("sqlite:///")).parent == PROJECT_ROOT / "data"
     assert settings.admin_token is None
     assert settings.cache_max_age == 60
+    assert settings.cache_stale_while_revalidate == 60
+    assert settings.cache_stale_if_error == 86400
     assert (settings.comment_rate_count, settings.comment_rate_seconds) == (10, 60)
     assert settings.trusted_proxies == ()
     assert settings.bundle_check_interval > 0
@@ -33,8 +35,12 @@ def test_every_variable_read() -> None:
             "NEWS_TRUSTED_PROXIES": "10.0.0.0/8, 127.0.0.1 ,::1",
             "NEWS_BUNDLE_CHECK_INTERVAL": "0.25",
             "NEWS_PG_POOL_SIZE": "2",
+            "NEWS_CACHE_STALE_WHILE_REVALIDATE": "15",
+            "NEWS_CACHE_STALE_IF_ERROR": "600",
         }
     )
+    assert settings.cache_stale_while_revalidate == 15
+    assert settings.cache_stale_if_error == 600
     assert settings.bundle_dir == Path("/srv/bundles")
     assert settings.comments_dsn == "postgresql://u@db/news"
     assert settings.admin_token == "s3cret"
@@ -78,6 +84,9 @@ def test_zero_max_age_allowed() -> None:
         ("NEWS_COMMENT_RATE_LIMIT", "0/60"),
         ("NEWS_COMMENT_RATE_LIMIT", "10/0"),
         ("NEWS_COMMENT_RATE_LIMIT", "ten/60"),
+        ("NEWS_CACHE_STALE_WHILE_REVALIDATE", "-1"),
+        ("NEWS_CACHE_STALE_WHILE_REVALIDATE", "soon"),
+        ("NEWS_CACHE_STALE_IF_ERROR", "1.5"),
         ("NEWS_TRUSTED_PROXIES", "10.0.0.0/8,not-an-ip"),
     ],
 )
@@ -99,6 +108,8 @@ def test_cache_max_age_reaches_responses(tmp_path: Path) -> None:
         "NEWS_BUNDLE_DIR": str(tmp_path / "b"),
         "NEWS_COMMENTS_DSN": f"sqlite:///{tmp_path}/c.sqlite3",
         "NEWS_CACHE_MAX_AGE": "9",
+        "NEWS_CACHE_STALE_WHILE_REVALIDATE": "30",
+        "NEWS_CACHE_STALE_IF_ERROR": "0",
     }
     client = TestClient(create_app(Settings.from_env(env)))
     for path in (
@@ -107,7 +118,10 @@ def test_cache_max_age_reaches_responses(tmp_path: Path) -> None:
         "/api/v1/en/categories",
         "/api/v1/en/articles/latest",
     ):
-        assert client.simulate_get(path).headers["cache-control"] == "public, max-age=9"
+        assert (
+            client.simulate_get(path).headers["cache-control"]
+            == "public, max-age=9, stale-while-revalidate=30, stale-if-error=0"
+        )
 
 
 @pytest.mark.parametrize("raw", ["0", "-1", "four"])

@@ -7,6 +7,7 @@ must become visible, and SIGTERM must stop the server cleanly.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import threading
 import time
@@ -19,6 +20,7 @@ from app.build.cli import build
 from tests.helpers import (
     JA_ID,
     KO_ID,
+    SUMMARY_FIELDS,
     article_path,
     corpus_records,
     expected_article,
@@ -74,7 +76,9 @@ def test_every_operation(server: Server) -> None:
     listing = server.get("/api/v1/en/articles?page=2&page_size=5")
     assert listing.status == 200
     assert listing.headers["content-type"].startswith("application/json")
-    assert listing.headers["cache-control"] == "public, max-age=77"
+    assert listing.headers["cache-control"] == (
+        "public, max-age=77, stale-while-revalidate=60, stale-if-error=86400"
+    )
     assert listing.headers["x-content-type-options"] == "nosniff"
     assert listing.json()["items"] == expected_order(records, "en")[5:10]
 
@@ -119,6 +123,30 @@ def test_every_operation(server: Server) -> None:
     assert isinstance(wrong.json()["detail"], str)
     missing = server.get("/no/such/path")
     assert missing.status == 404 and missing.json() == {"detail": "Not Found"}
+
+
+def test_query_features(server: Server) -> None:
+    """docs/api.md §7 through the real server: dates, order, fields, facets, Link."""
+    records = corpus_records()
+    window = "from=2026-02-28T19:00:00-05:00&to=2026-03-01"
+    oldest = server.get(f"/api/v1/en/articles?{window}&order=oldest&fields=summary&page_size=2")
+    assert oldest.status == 200
+    assert [a["id"] for a in oldest.json()["items"]] == ["tie-a", "tie-b"]
+    assert set(oldest.json()["items"][0]) == set(SUMMARY_FIELDS)
+    links = dict(
+        (rel, url) for url, rel in re.findall(r'<([^>]*)>; rel="(\w+)"', oldest.headers["link"])
+    )
+    assert set(links) == {"first", "next", "last"}
+    following = server.get(links["next"])
+    assert [a["id"] for a in following.json()["items"]] == ["tie-c"]
+    search = server.get("/api/v1/en/articles/search?q=paragraph&category=economy&order=newest")
+    body = search.json()
+    assert body["total"] == body["facets"]["category"]["economy"]
+    assert (
+        body["items"] == [a for a in expected_order(records, "en", "economy")][: len(body["items"])]
+    )
+    bad = server.get("/api/v1/en/articles/search?q=x&from=2026-02-01&to=2026-01-01")
+    assert bad.status == 422 and bad.json()["detail"][0]["loc"] == ["query", "to"]
 
 
 def test_swap_bundle_under_load(server: Server, tmp_path: Path) -> None:

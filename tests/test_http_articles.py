@@ -23,6 +23,7 @@ from tests.helpers import (
     NFC_CAFE,
     NFD_CAFE,
     POPULATED,
+    SEARCH_FIELDS,
     SUMMARY_FIELDS,
     article_path,
     expected_article,
@@ -119,7 +120,14 @@ def test_language_without_articles(client: TestClient, language: str) -> None:
     assert ok_json(client, f"/api/v1/{language}/articles/latest") == []
     assert ok_json(client, f"/api/v1/{language}/categories") == []
     body = ok_json(client, f"/api/v1/{language}/articles/search", "q=anything")
-    assert body == {"items": [], "total": 0, "page": 1, "page_size": 20, "total_pages": 0}
+    assert body == {
+        "items": [],
+        "total": 0,
+        "page": 1,
+        "page_size": 20,
+        "total_pages": 0,
+        "facets": {"category": {}},
+    }
     assert get(client, article_path(language, "en-001")).status_code == 404
 
 
@@ -270,7 +278,7 @@ def test_reserved_segments_are_operations(client: TestClient) -> None:
     latest = ok_json(client, "/api/v1/en/articles/latest")
     assert isinstance(latest, list) and set(latest[0]) == SUMMARY_FIELDS
     search = ok_json(client, "/api/v1/en/articles/search", "q=title")
-    assert set(search) == LIST_FIELDS
+    assert set(search) == SEARCH_FIELDS
     # latest-news is an article, not the latest operation.
     assert ok_json(client, "/api/v1/en/articles/latest-news")["id"] == "latest-news"
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from falcon.testing import TestClient
 
-from tests.conftest import CACHE_MAX_AGE
+from tests.conftest import CACHE_CONTROL
 from tests.helpers import JA_ID, KO_ID, article_path
 
 CACHEABLE: list[tuple[str, str]] = [
@@ -34,7 +34,7 @@ def test_etag_and_cache_control(client: TestClient, path: str, query: str) -> No
     assert first.status_code == 200
     etag = first.headers["etag"]
     assert etag.startswith('"') and etag.endswith('"') and len(etag) > 2
-    assert first.headers["cache-control"] == f"public, max-age={CACHE_MAX_AGE}"
+    assert first.headers["cache-control"] == CACHE_CONTROL
     # Stable across requests for the same bundle.
     again = client.simulate_get(path, query_string=query or None)
     assert again.headers["etag"] == etag and again.content == first.content
@@ -46,7 +46,7 @@ def test_etag_and_cache_control(client: TestClient, path: str, query: str) -> No
         assert cached.status_code == 304, header
         assert cached.content == b""
         assert cached.headers["etag"] == etag
-        assert cached.headers["cache-control"] == f"public, max-age={CACHE_MAX_AGE}"
+        assert cached.headers["cache-control"] == CACHE_CONTROL
 
     for header in ('"nope"', etag[:-2] + '"', 'W/"x"'):
         fresh = client.simulate_get(
@@ -60,7 +60,7 @@ def test_etag_and_cache_control(client: TestClient, path: str, query: str) -> No
     assert head.content == b""
     assert head.headers["etag"] == etag
     assert head.headers["content-type"].startswith("application/json")
-    assert head.headers["cache-control"] == f"public, max-age={CACHE_MAX_AGE}"
+    assert head.headers["cache-control"] == CACHE_CONTROL
     head_304 = client.simulate_head(
         path, query_string=query or None, headers={"If-None-Match": etag}
     )
@@ -142,5 +142,5 @@ def test_every_response_has_nosniff_and_json(client: TestClient, method: str, pa
 )
 def test_errors_and_ops_are_not_publicly_cached(client: TestClient, path: str) -> None:
     result = client.simulate_get(path)
-    assert result.headers.get("cache-control") != f"public, max-age={CACHE_MAX_AGE}"
+    assert not result.headers.get("cache-control", "").startswith("public")
     assert "etag" not in result.headers

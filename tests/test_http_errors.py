@@ -13,7 +13,7 @@ from falcon.testing import Result, TestClient
 
 from app.config import Settings
 from app.wsgi import create_app
-from tests.helpers import KO_ID, LIST_FIELDS, article_path
+from tests.helpers import KO_ID, SEARCH_FIELDS, article_path
 
 BAD_LANGUAGES = ("xx", "EN", "zh-tw", "zh_TW", "zh", "english", "한국어", "ko ", "en.json")
 
@@ -96,6 +96,26 @@ INVALID_PARAMS: list[tuple[str, str, str]] = [
     ("/api/v1/en/articles/search", "q=title&page_size=101", "page_size"),
     ("/api/v1/en/articles/search", "q=title&page_size=", "page_size"),
     ("/api/v1/ko/articles", "page=0", "page"),  # language without problems, any language
+    # docs/api.md §7: dates, order, fields.
+    ("/api/v1/en/articles", "from=yesterday", "from"),
+    ("/api/v1/en/articles", "from=2026-13-01", "from"),
+    ("/api/v1/en/articles", "from=2026-02-30", "from"),
+    ("/api/v1/en/articles", "from=2026-03-01T00:00:00", "from"),  # no offset
+    ("/api/v1/en/articles", "from=2026-03-01T25:00:00Z", "from"),
+    ("/api/v1/en/articles", "from=20260301", "from"),
+    ("/api/v1/en/articles", "from=", "from"),
+    ("/api/v1/en/articles", "to=2026-3-1", "to"),
+    ("/api/v1/en/articles", "to=2026-03-01T00:00Z", "to"),
+    ("/api/v1/en/articles", "from=2026-03-02&to=2026-03-01", "to"),
+    ("/api/v1/en/articles", "from=2026-03-01T00:00:01Z&to=2026-03-01T09:00:00%2B09:00", "to"),
+    ("/api/v1/en/articles", "order=relevance", "order"),
+    ("/api/v1/en/articles", "order=NEWEST", "order"),
+    ("/api/v1/en/articles", "fields=compact", "fields"),
+    ("/api/v1/en/articles/search", "q=title&from=x", "from"),
+    ("/api/v1/en/articles/search", "q=title&to=2026-02-29", "to"),
+    ("/api/v1/en/articles/search", "q=title&from=2026-01-02&to=2026-01-01", "to"),
+    ("/api/v1/en/articles/search", "q=title&order=popular", "order"),
+    ("/api/v1/en/articles/search", "q=title&fields=", "fields"),
     ("/api/v1/de/articles", "page_size=0", "page_size"),  # a language with no articles
 ]
 
@@ -153,7 +173,7 @@ def test_invalid_params_beat_unknown_ids_and_404s(client: TestClient) -> None:
 def test_query_length_bounds_inclusive(client: TestClient, query: str) -> None:
     result = client.simulate_get("/api/v1/en/articles/search", query_string=query)
     assert result.status_code == 200, result.text
-    assert set(json.loads(result.content)) == LIST_FIELDS
+    assert set(json.loads(result.content)) == SEARCH_FIELDS
 
 
 @pytest.mark.parametrize(

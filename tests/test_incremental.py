@@ -87,6 +87,10 @@ def requests_for(files: dict[str, list[dict]], rng: random.Random) -> list[str]:
             urls.append(f"{base}/articles/search?q={quote(word)}&page_size=5")
         pair = " ".join(rng.sample(WORDS[language], 2))
         urls.append(f"{base}/articles/search?q={quote(pair)}")
+        a, b, c = rng.sample(WORDS[language], 3)
+        # Search syntax: phrases (word positions), exclusion, OR groups (issue 12).
+        for q in (f'"{a} {b}"', f"{a} -{b}", f"{a} OR {b}", f"{a} {b} OR {c}", f'{c} -"{a} {b}"'):
+            urls.append(f"{base}/articles/search?q={quote(q)}&page_size=50")
         urls.append(f"{base}/articles/missing-id")
     for record in records:
         urls.append(f"/api/v1/{record['language']}/articles/{quote(record['id'], safe='')}")
@@ -99,8 +103,12 @@ def responses(bundle: Path, urls: list[str], tmp: Path) -> list[tuple]:
     out = []
     for url in urls:
         path, _, query = url.partition("?")
-        r = client.simulate_get(path, query_string=query)
-        out.append((url, r.status_code, r.content, r.headers.get("etag")))
+        # Identity, and each content coding: the stored compressed pieces compose the same
+        # bytes whatever segments they sit in.
+        for coding in (None, "gzip", "zstd", "br"):
+            headers = {"Accept-Encoding": coding} if coding else None
+            r = client.simulate_get(path, query_string=query, headers=headers)
+            out.append((url, coding, r.status_code, r.content, r.headers.get("etag")))
     out.append(("/ready", client.simulate_get("/ready").json["bundle"]))
     return out
 
@@ -289,3 +297,24 @@ def test_merge_keeps_answers_and_shrinks_segments(tmp_path: Path) -> None:
     report = cli.build_report(src, out, jobs=1, merge="all")
     assert report.merged >= 1 and Bundle.load(out).languages["ja"].segment_count == 1
     assert responses(out, urls, tmp_path) == unmerged
+
+
+def test_an_index_of_another_format_is_rebuilt_not_mixed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Segments are reused as they are: after a change of the search index format (here:
+    word positions were added), the next build starts over instead of mixing formats."""
+    from app.search import layout
+
+    rng = random.Random(3)
+    records = [make_article(rng, "en", f"f{i}") for i in range(6)]
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_jsonl(src / "a.jsonl", records)
+    with monkeypatch.context() as patch:
+        patch.setattr(layout, "FORMAT_VERSION", layout.FORMAT_VERSION - 1)
+        cli.build(src, out, jobs=1)
+    write_jsonl(src / "a.jsonl", [*records, make_article(rng, "en", "f-new")])
+    report = cli.build_report(src, out, jobs=1)
+    assert not report.incremental
+    loaded = Bundle.load(out)  # every segment readable by this code
+    assert loaded.languages["en"].search('"election" OR budget', 0, 10)[0] >= 0

@@ -151,14 +151,21 @@ def test_article_parameters_match_the_spec(doc: dict[str, Any]) -> None:
         return {p["name"]: p for p in params if p["in"] == "query"}
 
     base = "/api/v1/{language}/articles"
-    assert set(query(base)) == {"page", "page_size", "category"}
+    dated = {"from", "to", "order", "fields"}
+    assert set(query(base)) == {"page", "page_size", "category"} | dated
     comments = base + "/{article_id}/comments"
     assert set(query(comments)) == {"page", "page_size", "order"}
     order = query(comments)["order"]["schema"]
     assert order["$ref"] == "#/components/schemas/CommentOrder"
     assert doc["components"]["schemas"]["CommentOrder"]["enum"] == ["newest", "oldest"]
     assert set(query(base + "/latest")) == {"limit"}
-    assert set(query(base + "/search")) == {"q", "page", "page_size"}
+    assert set(query(base + "/search")) == {"q", "page", "page_size", "category"} | dated
+    schemas = doc["components"]["schemas"]
+    assert schemas["ListOrder"]["enum"] == ["newest", "oldest"]
+    assert schemas["SearchOrder"]["enum"] == ["relevance", "newest", "oldest"]
+    assert schemas["Fields"]["enum"] == ["full", "summary"]
+    for path in (base, base + "/search", comments):
+        assert "Link" in doc["paths"][path]["get"]["responses"]["200"]["headers"]
     assert query(base + "/search")["q"]["required"] is True
     assert query(base)["page_size"]["schema"]["maximum"] == 100
     assert query(base + "/latest")["limit"]["schema"]["maximum"] == 50
@@ -174,6 +181,15 @@ def response_schema(doc: dict[str, Any], path: str, status: int) -> dict[str, An
 SAMPLES: list[tuple[str, str, str, int]] = [
     ("/api/v1/{language}/articles", "/api/v1/en/articles", "", 200),
     ("/api/v1/{language}/articles", "/api/v1/en/articles", "page=999", 200),
+    ("/api/v1/{language}/articles", "/api/v1/en/articles", "fields=summary&order=oldest", 200),
+    ("/api/v1/{language}/articles", "/api/v1/en/articles", "from=2026-01-01&to=2026-03-01", 200),
+    ("/api/v1/{language}/articles", "/api/v1/en/articles", "to=2026-01-01&from=2026-03-01", 422),
+    (
+        "/api/v1/{language}/articles/search",
+        "/api/v1/en/articles/search",
+        "q=title&fields=summary&category=economy&order=newest",
+        200,
+    ),
     ("/api/v1/{language}/articles", "/api/v1/de/articles", "", 200),
     ("/api/v1/{language}/articles", "/api/v1/xx/articles", "", 400),
     ("/api/v1/{language}/articles", "/api/v1/en/articles", "page=0", 422),

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 import orjson
 
+from app import surrogate_keys
 from app.build import policy
 from app.build.compile import compile_segment
 from app.build.generation import build_generation
@@ -37,8 +38,10 @@ from app.build.writer import OutputError, check_replaceable, output_lock
 from app.bundle import format as fmt
 from app.bundle.objects import ObjectEntry, ObjectStore, manifest_objects, write_atomically
 from app.bundle.reader import SortedIds, bundle_id_for
+from app.compression import CODEC_ID
 from app.languages import LANGUAGES
-from app.search.analyzers import CJK_LANGUAGES
+from app.search import layout
+from app.search.analyzers import ANALYZER_VERSION, CJK_LANGUAGES
 
 BUILD_STATE = "build-state.json"
 # Articles per newly compiled segment: compiling 2,000 CJK articles peaks at about 550 MB
@@ -59,6 +62,31 @@ class BuildReport:
     segments: dict[str, int] = field(default_factory=dict)
     changed_languages: list[str] = field(default_factory=list)
     changed_articles: dict[str, list[str]] = field(default_factory=dict)  # language -> ids
+    # language -> categories of the articles added, changed (old and new) or retracted
+    changed_categories: dict[str, list[str]] = field(default_factory=dict)
+    # What a CDN must purge after this publish (app.surrogate_keys, docs/delivery.md).
+    purge_keys: list[str] = field(default_factory=list)
+
+
+def purge_keys(report: BuildReport) -> list[str]:
+    """A full build may change any response: every language key. An incremental one: each
+    touched language's collections, the touched categories' pages, the touched articles."""
+    if not report.incremental:
+        return [surrogate_keys.language_key(language) for language in LANGUAGES]
+    keys = []
+    for language in LANGUAGES:
+        if language not in report.changed_languages:
+            continue
+        keys.append(surrogate_keys.collection_key(language))
+        keys += [
+            surrogate_keys.category_key(language, c)
+            for c in report.changed_categories.get(language, [])
+        ]
+        keys += [
+            surrogate_keys.article_key(language, i)
+            for i in report.changed_articles.get(language, [])
+        ]
+    return keys
 
 
 def _compile_job(out: str, language: str, articles: list[NewArticle]) -> tuple[dict, dict]:
@@ -95,7 +123,32 @@ def _read_manifest(out: Path) -> dict[str, Any] | None:
         return None
     if not isinstance(manifest, dict) or manifest.get("format_version") != fmt.FORMAT_VERSION:
         return None  # an older layout (or garbage): build from scratch
+    languages = manifest.get("languages")
+    if not isinstance(languages, dict) or any(
+        not isinstance(meta, dict) or meta.get("codec") != CODEC_ID for meta in languages.values()
+    ):
+        return None  # compressed with other levels or libraries: build from scratch
     return manifest
+
+
+def _index_current(store: ObjectStore, manifest: dict[str, Any] | None) -> bool:
+    """Whether every segment's search index has this code's format and analyser: segments
+    are reused as they are, so an index of another format (or analysed by another version)
+    means building from scratch, not mixing formats in one bundle."""
+    if manifest is None:
+        return True
+    try:
+        for meta in manifest["languages"].values():
+            for desc in meta["segments"]:
+                index = orjson.loads(store.path(desc["files"][layout.META]).read_bytes())
+                if (index.get("format"), index.get("analyzer")) != (
+                    layout.FORMAT_VERSION,
+                    ANALYZER_VERSION,
+                ):
+                    return False
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return True  # damaged: _load_previous reports it and starts over
+    return True
 
 
 def _load_previous(store: ObjectStore, manifest: dict[str, Any], out: Path) -> Previous:
@@ -172,7 +225,7 @@ def build_report(
         check_replaceable(out)
         store = ObjectStore(out)
         existing = _read_manifest(out)
-        manifest = None if full else existing
+        manifest = None if full or not _index_current(store, existing) else existing
         previous = Previous.empty()
         if manifest is not None:
             try:
@@ -204,6 +257,9 @@ def build_report(
             )
         bundle_id = bundle_id_for(languages)
         report.bundle_id = bundle_id
+        for language, names in report.changed_categories.items():
+            report.changed_categories[language] = sorted(set(names))
+        report.purge_keys = purge_keys(report)
         objects = {
             obj: entries[obj] for meta in languages.values() for obj in _language_objects(meta)
         }
@@ -286,6 +342,7 @@ def _plan_languages(
             )
         report.added += len(new)
         report.changed_articles[language] = [a.id for a in new]
+        report.changed_categories[language] = []
     # 2. Old segments with their deleted documents: every gid not kept is deleted.
     segments: dict[str, list[dict[str, Any]]] = {}
     deleted: dict[str, list[np.ndarray]] = {}
@@ -310,12 +367,14 @@ def _plan_languages(
         if served != kept:
             report.changed_languages.append(language)
         report.changed_articles[language] += [i for i in _ids_of(store, meta, retracted)]
+        report.changed_categories[language] += _categories_of(store, meta, retracted | replaced)
     for language in LANGUAGES:
         for future in compiles[language]:
             desc, written = future.result()
             entries.update(written)
             segments[language].append(desc)
             deleted[language].append(np.zeros(0, dtype=np.int64))
+            report.changed_categories[language] += SegmentReader(store, desc).categories()
         if compiles[language] and language not in report.changed_languages:
             report.changed_languages.append(language)
     # 3. Merges, as the policy says (a from-scratch build merges each language into one).
@@ -362,6 +421,18 @@ def _plan_languages(
         languages[language] = meta
         report.segments[language] = len(segments[language])
     return languages
+
+
+def _categories_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> list[str]:
+    out: list[str] = []
+    base = 0
+    for desc in meta["segments"]:
+        mine = [g - base for g in gids if base <= g < base + desc["docs"]]
+        if mine:
+            categories = SegmentReader(store, desc).categories()
+            out.extend(categories[i] for i in mine)
+        base += desc["docs"]
+    return out
 
 
 def _ids_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> list[str]:
@@ -442,6 +513,11 @@ def main(argv: list[str] | None = None) -> int:
         "--wait", type=float, default=600.0, help="seconds to wait for another build (600)"
     )
     parser.add_argument("--report", type=Path, help="write what changed as JSON to this file")
+    parser.add_argument(
+        "--purge-keys",
+        type=Path,
+        help="write the surrogate keys a CDN must purge, one a line, to this file ('-': stdout)",
+    )
     args = parser.parse_args(argv)
     merge: Merge = "all" if args.merge else "none" if args.no_merge else "auto"
     started = time.monotonic()
@@ -464,6 +540,16 @@ def main(argv: list[str] | None = None) -> int:
         f"{time.monotonic() - started:.2f} s): {report.added} new or changed, "
         f"{report.retracted} retracted, {report.merged} merged segment(s)"
     )
+    print(
+        f"CDN: purge {len(report.purge_keys)} surrogate key(s)"
+        + (f": {' '.join(report.purge_keys)}" if len(report.purge_keys) <= 20 else "")
+    )
     if args.report:
         args.report.write_bytes(orjson.dumps(report.__dict__, option=orjson.OPT_INDENT_2))
+    if args.purge_keys:
+        text = "".join(f"{key}\n" for key in report.purge_keys)
+        if str(args.purge_keys) == "-":
+            sys.stdout.write(text)
+        else:
+            args.purge_keys.write_text(text)
     return 0

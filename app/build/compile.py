@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import orjson
 
-from app import models
+from app import compression, models
 from app.build.records import SAME_FIELDS, Article
 from app.bundle import format as fmt
 from app.search.indexer import IndexDoc, build_index
@@ -41,15 +41,35 @@ def summary_json(a: Article) -> bytes:
     return models.ArticleSummary.model_construct(**fields).model_dump_json().encode()
 
 
-def joined(records: list[bytes]) -> tuple[bytes, bytes]:
-    """Records joined by commas, and the uint64 offsets array (n+1 entries)."""
+def joined(records: list[bytes], separator: bytes = b",") -> tuple[bytes, bytes]:
+    """Records joined by `separator`, and the uint64 offsets array (n+1 entries): record i
+    is blob[off[i] : off[i + 1] - len(separator)]."""
     offsets = array(fmt.OFFSET_TYPECODE)
     pos = 0
     for record in records:
         offsets.append(pos)
-        pos += len(record) + 1
-    offsets.append(pos)  # len(blob) + 1, the last record's virtual comma (0 if no records)
-    return b",".join(records), offsets.tobytes()
+        pos += len(record) + len(separator)
+    # len(blob) + len(separator), the last record's virtual separator (0 if no records)
+    offsets.append(pos)
+    return separator.join(records), offsets.tobytes()
+
+
+_COMPRESS = {
+    compression.GZIP: compression.gzip_piece,
+    compression.ZSTD: compression.zstd_piece,
+    compression.BR: compression.precompress_br,
+}
+
+
+def compressed_pieces(kind: str, records: list[bytes]) -> dict[str, bytes]:
+    """The compressed piece files of one kind of record (fmt.PIECES), for compile_segment."""
+    files: dict[str, bytes] = {}
+    for (k, encoding), (name_bin, name_off) in fmt.PIECES.items():
+        if k != kind:
+            continue
+        pieces = [_COMPRESS[encoding](record) for record in records]
+        files[name_bin], files[name_off] = joined(pieces, compression.separator(encoding))
+    return files
 
 
 def epoch_micros(moment: datetime) -> int:
@@ -68,7 +88,10 @@ def compile_segment(
     full = [article_json(a) for a in ordered]
     files: dict[str, bytes] = {}
     files[fmt.ARTICLES_BIN], files[fmt.ARTICLES_OFF] = joined(full)
-    files[fmt.SUMMARIES_BIN], files[fmt.SUMMARIES_OFF] = joined([summary_json(a) for a in ordered])
+    summaries = [summary_json(a) for a in ordered]
+    files[fmt.SUMMARIES_BIN], files[fmt.SUMMARIES_OFF] = joined(summaries)
+    files.update(compressed_pieces("articles", full))
+    files.update(compressed_pieces("summaries", summaries))
     files[fmt.ETAGS_BIN] = b"".join(
         hashlib.blake2b(record, digest_size=fmt.ETAG_BYTES).digest() for record in full
     )

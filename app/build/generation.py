@@ -17,6 +17,7 @@ import orjson
 from app.build.merge import SegmentReader
 from app.bundle import format as fmt
 from app.bundle.objects import ObjectEntry, ObjectStore
+from app.compression import CODEC_ID, precompress
 from app.search import layout
 from app.search.analyzers import ANALYZER_VERSION
 
@@ -53,24 +54,35 @@ def build_generation(
         [number[categories[g]] for g in order.tolist()], dtype=np.int64
     )
     grouped = np.argsort(category_of_position, kind="stable").astype("<u4")
+    published_pos = -np.asarray([p for p, _, _ in rows], dtype="<i8")
+    # Oldest first: published asc, then list position asc (= id asc among equal times).
+    oldest = np.lexsort((np.arange(order.size), published_pos)).astype("<u4")
+    grouped_oldest = oldest[np.argsort(category_of_position[oldest], kind="stable")]
     counts = np.bincount(category_of_position, minlength=len(names)).tolist()
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).tolist() if names else []
 
     all_etags = np.frombuffer(b"".join(etags), dtype=np.dtype((np.void, fmt.ETAG_BYTES)))
     content = hashlib.sha256(
-        f"{fmt.FORMAT_VERSION}\0{layout.FORMAT_VERSION}\0{ANALYZER_VERSION}\0{language}\0".encode()
+        f"{fmt.CONTENT_VERSION}\0{layout.FORMAT_VERSION}\0{ANALYZER_VERSION}\0{language}\0".encode()
     )
     content.update(all_etags[order].tobytes())
 
     files: dict[str, str] = {}
     entries: dict[str, ObjectEntry] = {}
+    categories_json = orjson.dumps(names)
+    encoded = precompress(categories_json)
     for name, data in (
         (fmt.ORDER, order.tobytes()),
         (fmt.IDS_BIN, b"".join(i for i, _ in by_id)),
         (fmt.IDS_OFF, ids_off.astype("<u8").tobytes()),
         (fmt.IDS_GID, np.asarray([g for _, g in by_id], dtype="<u4").tobytes()),
         (fmt.CATEGORY_POS, grouped.tobytes()),
-        (fmt.CATEGORIES_JSON, orjson.dumps(names)),
+        (fmt.CATEGORIES_JSON, categories_json),
+        *((fmt.CATEGORIES_ENCODED[e], encoded[e]) for e in sorted(fmt.CATEGORIES_ENCODED)),
+        (fmt.PUBLISHED_POS, published_pos.tobytes()),
+        (fmt.OLDEST_POS, oldest.tobytes()),
+        (fmt.CATEGORY_OF_POS, category_of_position.astype("<u4").tobytes()),
+        (fmt.CATEGORY_OLDEST, grouped_oldest.astype("<u4").tobytes()),
     ):
         obj, entry = store.put(data)
         files[name] = obj
@@ -78,6 +90,7 @@ def build_generation(
     meta = {
         "articles": len(rows),
         "content_hash": content.hexdigest()[:20],
+        "codec": CODEC_ID,
         "categories": [[n, s, c] for n, s, c in zip(names, starts, counts, strict=True)],
         "segments": segments,
         "deleted": [int(d.size) for d in deleted],

@@ -20,6 +20,7 @@ import orjson
 
 from app.bundle import format as fmt
 from app.bundle.objects import ObjectEntry, ObjectStore, ObjectWriter, map_file
+from app.compression import SEPARATOR
 from app.search import layout
 from app.search.indexer import index_meta, ragged_arange
 
@@ -194,18 +195,19 @@ def merge_segments(
     entries: dict[str, ObjectEntry] = {}
 
     # -- per-document files ----------------------------------------------------------------
-    def records(name_bin: str, name_off: str) -> None:
+    def records(name_bin: str, name_off: str, sep: bytes = b",") -> None:
+        """Copies each live record (JSON, or a compressed piece: never recompressed)."""
         with store.writer() as blob, store.writer() as offw:
             offsets = [0]
             for start in range(0, n, _DOC_BATCH):
                 parts = []
                 for _, _, s, i in rows[start : start + _DOC_BATCH]:
                     off = readers[s].offsets(name_off)
-                    parts.append(readers[s].raw(name_bin)[int(off[i]) : int(off[i + 1]) - 1])
+                    parts.append(readers[s].raw(name_bin)[int(off[i]) : int(off[i + 1]) - len(sep)])
                 for part in parts:
-                    offsets.append(offsets[-1] + len(part) + 1)
-                chunk = b",".join(parts)
-                blob.write(chunk if start == 0 else b"," + chunk if chunk else b"")
+                    offsets.append(offsets[-1] + len(part) + len(sep))
+                chunk = sep.join(parts)
+                blob.write(chunk if start == 0 else sep + chunk if chunk else b"")
                 del parts, chunk
                 for reader in readers:
                     reader.release()
@@ -215,6 +217,8 @@ def merge_segments(
 
     records(fmt.ARTICLES_BIN, fmt.ARTICLES_OFF)
     records(fmt.SUMMARIES_BIN, fmt.SUMMARIES_OFF)
+    for (_, encoding), (name_bin, name_off) in fmt.PIECES.items():
+        records(name_bin, name_off, SEPARATOR[encoding])
 
     def fixed(name: str, width: int) -> None:
         with store.writer() as w:
@@ -287,28 +291,37 @@ def _merge_index(
     doc_dtype = "<u2" if doc_type == "H" else "<u4"
     pos_type = "I" if any(m["pos_type"] == "I" for m in metas) else "H"
     count_type = max((m["count_type"] for m in metas), key="BHI".index, default="B")
+    wcount_type = max((m["wcount_type"] for m in metas), key="BHI".index, default="B")
 
-    scored, trigram = [], []
+    # Word postings (with positions) and CJK postings are merged apart, words first, into
+    # the same documents and scores files: only the words carry positions.
+    scored_words, scored_cjk, trigram = [], [], []
     for r, meta, w, u, b, t, remap in zip(
         readers, metas, words, unis, bis, tris, remaps, strict=True
     ):
         in_docs = "<u2" if meta["doc_type"] == "H" else "<u4"
-        term_map = np.concatenate(
-            (
-                np.fromiter((word_number[x] for x in w), dtype=np.int64, count=len(w)),
-                nw + np.searchsorted(out_uni, u).astype(np.int64),
-                nw + nu + np.searchsorted(out_bi, b).astype(np.int64),
-            )
-        )
-        scored.append(
+        ptr = r.array(layout.PTR, "<u4")
+        docs = r.array(layout.DOCS, in_docs)
+        vals = r.array(layout.SCORES, "<f4")
+        scored_words.append(
             _Postings(
-                term_map,
-                r.array(layout.PTR, "<u4"),
-                r.array(layout.DOCS, in_docs),
+                np.fromiter((word_number[x] for x in w), dtype=np.int64, count=len(w)),
+                ptr[: len(w) + 1],
+                docs,
                 remap,
-                vals=r.array(layout.SCORES, "<f4"),
+                vals=vals,
+                counts=r.array(layout.WORDCOUNT, layout.NUMPY_TYPES[meta["wcount_type"]]),
+                base=r.array(layout.WORDPBASE, "<u4"),
+                pos=r.array(layout.WORDPOS, "<u1"),  # varint bytes: copied, never decoded
             )
         )
+        cjk_map = np.concatenate(
+            (
+                np.searchsorted(out_uni, u).astype(np.int64),
+                nu + np.searchsorted(out_bi, b).astype(np.int64),
+            )
+        )
+        scored_cjk.append(_Postings(cjk_map, ptr[len(w) :], docs, remap, vals=vals))
         trigram.append(
             _Postings(
                 np.searchsorted(out_tri, t).astype(np.int64),
@@ -320,10 +333,31 @@ def _merge_index(
                 pos=r.array(layout.TRIPOS, "<u2" if meta["pos_type"] == "H" else "<u4"),
             )
         )
-    with store.writer() as docs_w, store.writer() as scores_w:
-        df, _ = _merge_family(scored, nw + nu + nb, doc_dtype, release, docs_w, scores_w)
+    with (
+        store.writer() as docs_w,
+        store.writer() as scores_w,
+        store.writer() as wcounts_w,
+        store.writer() as wpos_w,
+    ):
+        word_df, word_occurrences = _merge_family(
+            scored_words,
+            nw,
+            doc_dtype,
+            release,
+            docs_w,
+            scores_w,
+            wcounts_w,
+            wpos_w,
+            "<u1",
+            layout.NUMPY_TYPES[wcount_type],
+        )
+        cjk_df, _ = _merge_family(scored_cjk, nu + nb, doc_dtype, release, docs_w, scores_w)
+        df = np.concatenate((word_df, cjk_df))
+        word_positions = int(word_occurrences.sum())
         _put(files, entries, layout.DOCS, docs_w)
         _put(files, entries, layout.SCORES, scores_w)
+        _put(files, entries, layout.WORDCOUNT, wcounts_w)
+        _put(files, entries, layout.WORDPOS, wpos_w)
     with store.writer() as tdocs_w, store.writer() as counts_w, store.writer() as pos_w:
         tri_df, occurrences = _merge_family(
             trigram,
@@ -344,7 +378,8 @@ def _merge_index(
     tripbase = np.concatenate(([0], np.cumsum(occurrences)))
     ptr = np.concatenate(([0], np.cumsum(df)))
     triptr = np.concatenate(([0], np.cumsum(tri_df)))
-    if max(int(ptr[-1]), int(triptr[-1]), positions) >= 1 << 32:
+    wordpbase = np.concatenate(([0], np.cumsum(word_occurrences)))
+    if max(int(ptr[-1]), int(triptr[-1]), positions, word_positions) >= 1 << 32:
         raise ValueError("index too large for 32-bit offsets")
     encoded = b"".join(out_words)
     wordoff = np.concatenate(([0], np.cumsum([len(x) for x in out_words], dtype=np.int64)))
@@ -360,6 +395,8 @@ def _merge_index(
         trigram_positions=positions,
         pos_type=pos_type,
         count_type=count_type,
+        word_positions=word_positions,
+        wcount_type=wcount_type,
     )
     for name, data in (
         (layout.META, meta),
@@ -371,6 +408,7 @@ def _merge_index(
         (layout.TRIGRAMS, out_tri.astype("<u8").tobytes()),
         (layout.TRIPTR, triptr.astype("<u4").tobytes()),
         (layout.TRIPBASE, tripbase.astype("<u4").tobytes()),
+        (layout.WORDPBASE, wordpbase.astype("<u4").tobytes()),
     ):
         obj, entry = store.put(data)
         files[name], entries[obj] = obj, entry

@@ -21,6 +21,11 @@ until a merge replaces it:
     category.u32 / categories.json
                               each article's category, as an index into the segment's names
     lines.bin                 16 bytes per article: the hash of its source line (builds only)
+    articles.gzip / .off      each Article compressed as a piece (app.compression): raw deflate
+    articles.zstd / .off      ended by a full flush, or one zstd frame; joined by the encoding's
+    summaries.gzip / .off     separator (compression.SEPARATOR: a "," as a stored block or a
+    summaries.zstd / .off     raw frame), uint64 offsets laid out as for the JSON (n + 1)
+    articles.br / .off        each Article as a whole brotli stream (get), no separator
     search.*                  the search index (app.search.layout)
 
 A document's **gid** is its segment's base (the documents of the segments before it, in
@@ -32,6 +37,16 @@ rewritten by every publish; they are a few bytes per article:
     category.pos              list positions grouped by category (categories in code-point
                               order; the ranges are in the manifest)
     categories.json           the categories response body
+    categories.json.gzip / .br / .zstd
+                              the same body in each content coding (compression.precompress)
+    published.pos             published_at (int64 microseconds) per list position: the list
+                              is published desc, so a date range is a binary search giving a
+                              contiguous position range
+    oldest.pos                list positions oldest first (published asc, id asc)
+    category.of               category number (uint32, code-point order) per list position:
+                              search filters and facets are numpy gathers and a bincount
+    category.old              list positions grouped by category as category.pos, each group
+                              oldest first (same ranges)
 
 A gid that is not in order.u32 is deleted (retracted, or replaced by a newer version).
 """
@@ -39,7 +54,10 @@ A gid that is not in order.u32 is deleted (retracted, or replaced by a newer ver
 from __future__ import annotations
 
 FORMAT_NAME = "news-bundle"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+# Part of every language's content hash (hence collection ETags): what is served, not the
+# layout. Bump it when the served bytes change, not when files are added.
+CONTENT_VERSION = 2
 MANIFEST = "manifest.json"
 PREVIOUS_MANIFEST = "manifest.previous.json"
 OBJECTS = "objects"
@@ -58,6 +76,15 @@ CATEGORY_OF = "category.u32"
 SEG_CATEGORIES = "categories.json"
 LINES = "lines.bin"
 SEARCH_PREFIX = "search."
+# Compressed pieces: (kind, encoding) -> (blob, offsets). The identity blobs are above.
+KINDS = ("articles", "summaries")
+PIECES: dict[tuple[str, str], tuple[str, str]] = {
+    ("articles", "gzip"): ("articles.gzip", "articles.gzip.off"),
+    ("articles", "zstd"): ("articles.zstd", "articles.zstd.off"),
+    ("articles", "br"): ("articles.br", "articles.br.off"),
+    ("summaries", "gzip"): ("summaries.gzip", "summaries.gzip.off"),
+    ("summaries", "zstd"): ("summaries.zstd", "summaries.zstd.off"),
+}
 SEGMENT_FILES = (
     ARTICLES_BIN,
     ARTICLES_OFF,
@@ -70,6 +97,7 @@ SEGMENT_FILES = (
     CATEGORY_OF,
     SEG_CATEGORIES,
     LINES,
+    *(name for pair in PIECES.values() for name in pair),
 )
 
 # Generation files.
@@ -79,7 +107,25 @@ IDS_OFF = "ids.off"
 IDS_GID = "ids.gid"
 CATEGORY_POS = "category.pos"
 CATEGORIES_JSON = "categories.json"
-GENERATION_FILES = (ORDER, IDS_BIN, IDS_OFF, IDS_GID, CATEGORY_POS, CATEGORIES_JSON)
+# The categories body in each content coding: encoding -> file.
+CATEGORIES_ENCODED = {e: f"categories.json.{e}" for e in ("gzip", "br", "zstd")}
+PUBLISHED_POS = "published.pos"
+OLDEST_POS = "oldest.pos"
+CATEGORY_OF_POS = "category.of"
+CATEGORY_OLDEST = "category.old"
+GENERATION_FILES = (
+    ORDER,
+    IDS_BIN,
+    IDS_OFF,
+    IDS_GID,
+    CATEGORY_POS,
+    CATEGORIES_JSON,
+    *CATEGORIES_ENCODED.values(),
+    PUBLISHED_POS,
+    OLDEST_POS,
+    CATEGORY_OF_POS,
+    CATEGORY_OLDEST,
+)
 
 ETAG_BYTES = 16
 LINE_HASH_BYTES = 16

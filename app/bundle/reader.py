@@ -15,7 +15,7 @@ import os
 import stat
 import sys
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +25,12 @@ import numpy as np
 import orjson
 
 from app.bundle import format as fmt
+from app.bundle import ranking
+from app.compression import IDENTITY, SEPARATOR
 from app.languages import LANGUAGES
 from app.search import searcher as search
 from app.search.analyzers import get_analyzer
+from app.search.query import compile_query
 from app.sorted_bytes import SortedBytes
 
 
@@ -44,6 +47,28 @@ Verify = Literal["trusted", "crc32", "sha256"]
 
 # (st_dev, st_ino, st_mtime_ns, st_size) of the manifest a bundle was loaded from.
 Identity = tuple[int, int, int, int]
+
+
+def _negative(value: int) -> int:
+    return -value
+
+
+@dataclass(frozen=True, slots=True)
+class ListPage:
+    """What a list request selects beyond category and page (docs/api.md §7)."""
+
+    first: int | None = None  # published microseconds, inclusive; None: open
+    last: int | None = None
+    oldest: bool = False
+    summary: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    first: int | None = None
+    last: int | None = None
+    order: str = "relevance"  # relevance | newest | oldest
+    summary: bool = False
 
 
 class SortedIds(SortedBytes):
@@ -81,6 +106,7 @@ class SegmentData:
         "articles_off",
         "docs",
         "etags",
+        "pieces",
         "summaries",
         "summaries_off",
         "whole",
@@ -94,13 +120,22 @@ class SegmentData:
         self.summaries_off = files[fmt.SUMMARIES_OFF].cast(fmt.OFFSET_TYPECODE)
         self.etags = files[fmt.ETAGS_BIN]
         self.whole = True  # no deleted documents: consecutive gids can be sliced as one run
-        for name, blob, off in (
-            (fmt.ARTICLES_OFF, self.articles, self.articles_off),
-            (fmt.SUMMARIES_OFF, self.summaries, self.summaries_off),
-        ):
-            end = len(blob) + 1 if docs else 0  # the last record is followed by a virtual comma
+        # (kind, encoding) -> (blob, offsets, separator length): every encoding of a record.
+        self.pieces: dict[tuple[str, str], tuple[memoryview, memoryview, int]] = {
+            ("articles", IDENTITY): (self.articles, self.articles_off, 1),
+            ("summaries", IDENTITY): (self.summaries, self.summaries_off, 1),
+        }
+        for (kind, encoding), (name_bin, name_off) in fmt.PIECES.items():
+            self.pieces[kind, encoding] = (
+                files[name_bin],
+                files[name_off].cast(fmt.OFFSET_TYPECODE),
+                len(SEPARATOR[encoding]),
+            )
+        for (kind, encoding), (blob, off, sep) in self.pieces.items():
+            # The last record is followed by a virtual separator.
+            end = len(blob) + sep if docs else 0
             if len(off) != docs + 1 or off[docs] != end or off[0] != 0:
-                raise BundleError(f"{where}/{name}: offsets do not match the data")
+                raise BundleError(f"{where}/{kind} ({encoding}): offsets do not match the data")
         if len(self.etags) != docs * fmt.ETAG_BYTES:
             raise BundleError(f"{where}/{fmt.ETAGS_BIN}: size does not match")
 
@@ -116,6 +151,23 @@ class SegmentData:
         off = self.summaries_off
         return self.summaries[off[start] : off[stop] - 1]
 
+    def encoded_run(self, kind: str, encoding: str, start: int, stop: int) -> memoryview:
+        """Records start..stop-1 of `kind` in `encoding`, joined by its separator."""
+        blob, off, sep = self.pieces[kind, encoding]
+        return blob[off[start] : off[stop] - sep]
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Consecutive records start..stop-1 of one segment: one slice in every encoding."""
+
+    segment: SegmentData
+    start: int
+    stop: int
+
+    def encoded(self, kind: str, encoding: str) -> memoryview:
+        return self.segment.encoded_run(kind, encoding, self.start, self.stop)
+
 
 class LanguageData:
     """One language of a bundle: its segments and the generation that orders them."""
@@ -129,6 +181,7 @@ class LanguageData:
         self.language = language
         self.count: int = meta["articles"]
         self.content_hash: str = meta["content_hash"]
+        self.codec: str = meta["codec"]  # app.compression.CODEC_ID of the builder
         where = f"language {language}"
         gen = {name: views[obj] for name, obj in meta["files"].items()}
         self.segments: list[SegmentData] = []
@@ -177,12 +230,31 @@ class LanguageData:
         if self.count and max(self._ids.gids()) >= base:
             raise BundleError(f"{where}/{fmt.IDS_GID}: gid out of range")
         self.categories_json: bytes = gen[fmt.CATEGORIES_JSON].tobytes()
+        # encoding -> the categories body in it (identity included)
+        self.categories_encoded: dict[str, bytes] = {IDENTITY: self.categories_json}
+        for encoding, name in fmt.CATEGORIES_ENCODED.items():
+            self.categories_encoded[encoding] = gen[name].tobytes()
         self._category_pos = gen[fmt.CATEGORY_POS].cast(fmt.POSITION_TYPECODE)
         self._categories: dict[str, CategoryRange] = {
             name: CategoryRange(start, count) for name, start, count in meta["categories"]
         }
         if sum(r.count for r in self._categories.values()) != len(self._category_pos):
             raise BundleError(f"{where}/{fmt.CATEGORY_POS}: size does not match")
+        self._category_names = [name for name, _, _ in meta["categories"]]
+        self._category_number = {name: i for i, name in enumerate(self._category_names)}
+        self._published_at = gen[fmt.PUBLISHED_POS].cast("q")
+        self._published = np.frombuffer(self._published_at, dtype="<i8")
+        self._oldest = gen[fmt.OLDEST_POS].cast(fmt.POSITION_TYPECODE)
+        self._category_of = np.frombuffer(gen[fmt.CATEGORY_OF_POS], dtype="<u4")
+        self._category_oldest = gen[fmt.CATEGORY_OLDEST].cast(fmt.POSITION_TYPECODE)
+        for name, size in (
+            (fmt.PUBLISHED_POS, len(self._published_at)),
+            (fmt.OLDEST_POS, len(self._oldest)),
+            (fmt.CATEGORY_OF_POS, self._category_of.size),
+            (fmt.CATEGORY_OLDEST, len(self._category_oldest)),
+        ):
+            if size != self.count:
+                raise BundleError(f"{where}/{name}: size does not match {self.count} articles")
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -242,6 +314,27 @@ class LanguageData:
             parts.append(run_of(segment, local, local + 1))
         return b",".join(parts)
 
+    def runs(self, start: int, stop: int) -> list[Run]:
+        """List positions start..stop-1 as runs: one when they are one run of a segment."""
+        if start >= stop:
+            return []
+        run = self._run(start, stop)
+        if run is not None:
+            return [Run(*run)]
+        return self.runs_at(range(start, stop))
+
+    def runs_at(self, positions: Sequence[int] | memoryview) -> list[Run]:
+        """One run per list position (search hits, category pages)."""
+        out = []
+        for p in positions:
+            segment, local = self._segment(self._order[p])
+            out.append(Run(segment, local, local + 1))
+        return out
+
+    def run_by_gid(self, gid: int) -> Run:
+        segment, local = self._segment(gid)
+        return Run(segment, local, local + 1)
+
     def category_positions(self, category: str) -> memoryview:
         """List positions of one category's articles, in list order (empty if unknown)."""
         r = self._categories.get(category)
@@ -249,15 +342,91 @@ class LanguageData:
             return _NO_POSITIONS
         return self._category_pos[r.start : r.start + r.count]
 
+    def summary(self, pos: int) -> memoryview:
+        """The ArticleSummary at a list position."""
+        segment, local = self._segment(self._order[pos])
+        return segment.summaries_run(local, local + 1)
+
+    def position_range(self, first: int | None, last: int | None) -> tuple[int, int]:
+        """List positions [lo, hi) published within first..last (microseconds, inclusive,
+        None for an open end): two binary searches over published.pos, which descends."""
+        published = self._published_at
+        lo = 0 if last is None else bisect.bisect_left(published, -last, key=_negative)
+        hi = self.count if first is None else bisect.bisect_right(published, -first, key=_negative)
+        return lo, max(lo, hi)
+
+    def list_page(
+        self, page: ListPage, category: str | None, start: int, stop: int
+    ) -> tuple[int, list[Run]]:
+        """(total, runs of the page's records) of a list request: binary searches and slices."""
+        first, last = page.first, page.last
+        if category is None:
+            lo, hi = self.position_range(first, last)
+            total = hi - lo
+            if start >= total:
+                return total, []
+            stop = min(stop, total)
+            if not page.oldest:
+                return total, self.runs(lo + start, lo + stop)
+            base = self.count - hi  # the range is one block of the oldest-first order too
+            return total, self.runs_at(self._oldest[base + start : base + stop])
+        r = self._categories.get(category)
+        if r is None:
+            return 0, []
+        if page.oldest:
+            group = self._category_oldest[r.start : r.start + r.count]
+            at = self._published_at.__getitem__
+            i = 0 if first is None else bisect.bisect_left(group, first, key=at)
+            j = len(group) if last is None else bisect.bisect_right(group, last, key=at)
+        else:
+            group = self._category_pos[r.start : r.start + r.count]
+            lo, hi = self.position_range(first, last)
+            i, j = bisect.bisect_left(group, lo), bisect.bisect_left(group, hi)
+        total = max(0, j - i)
+        return total, self.runs_at(group[i + start : min(i + stop, j)])
+
+    def search_page(
+        self, query: str, page: SearchPage, category: str | None, start: int, stop: int
+    ) -> tuple[int, list[Run], bytes]:
+        """(total, runs of the page's records, facets JSON) of a search request.
+
+        Filters and facets work on the numpy arrays of every match: the date range is a
+        position range, categories a gather from category.of, facets one bincount."""
+        pos, acc, titles = search.scored_matches(
+            self._search_segments, compile_query(query, self._analyzer)
+        )
+        if page.first is not None or page.last is not None:
+            lo, hi = self.position_range(page.first, page.last)
+            keep = (pos >= lo) & (pos < hi)
+            pos, acc, titles = pos[keep], acc[keep], titles[keep]
+        numbers = self._category_of[pos]
+        counts = np.bincount(numbers, minlength=len(self._category_names))
+        facets = orjson.dumps(
+            {"category": {self._category_names[i]: int(counts[i]) for i in np.flatnonzero(counts)}}
+        )
+        if category is not None:
+            number = self._category_number.get(category)
+            keep = numbers == (-1 if number is None else number)
+            pos, acc, titles = pos[keep], acc[keep], titles[keep]
+        total, limit = int(pos.size), stop - start
+        if page.order == "relevance":
+            chosen = search.rank(pos, acc, titles, start, limit)[1]
+        elif page.order == "newest":
+            chosen = ranking.newest(pos, start, limit).tolist()
+        else:
+            chosen = ranking.oldest(pos, self._published, start, limit).tolist()
+        return total, self.runs_at(chosen), facets
+
     def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
         """(total, list positions of the page) for a search query."""
-        terms = self._analyzer.analyze_query(query)
-        return search.search(self._search_segments, terms, offset, limit)
+        return search.search(
+            self._search_segments, compile_query(query, self._analyzer), offset, limit
+        )
 
     def scored(self, query: str) -> dict[int, tuple[int, float]]:
         """Every match's list position -> (title-term count, score): for tests and tools."""
         pos, acc, titles = search.scored_matches(
-            self._search_segments, self._analyzer.analyze_query(query)
+            self._search_segments, compile_query(query, self._analyzer)
         )
         return dict(zip(pos.tolist(), zip(titles.tolist(), acc.tolist(), strict=True), strict=True))
 
@@ -352,7 +521,8 @@ def bundle_id_for(languages: Mapping[str, Mapping[str, Any]]) -> str:
     merge or an incremental build serving the same articles keeps the id."""
     h = hashlib.sha256(f"{fmt.FORMAT_NAME}\0{fmt.FORMAT_VERSION}\n".encode())
     for language in sorted(languages):
-        h.update(f"{language}\0{languages[language]['content_hash']}\n".encode())
+        meta = languages[language]
+        h.update(f"{language}\0{meta['content_hash']}\0{meta['codec']}\n".encode())
     return h.hexdigest()[:20]
 
 

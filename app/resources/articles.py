@@ -1,7 +1,9 @@
 """The article and category operations (docs/api.md §2).
 
 Every responder follows the documented order of checks: language, then parameters,
-then existence. Bodies are assembled from pre-serialised slices of the bundle.
+then existence. Each describes its body (app.delivery: envelope and runs of pre-serialised
+records, or a precomputed document) and app.delivery.send writes it in the negotiated
+encoding with its ETag, caching headers and surrogate keys.
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ import hashlib
 import falcon
 
 from app import params
-from app.bundle.reader import LanguageData
+from app import surrogate_keys as keys
+from app.bundle.reader import LanguageData, ListPage, SearchPage
 from app.bundle.store import BundleStore
+from app.delivery import Composed, Precomputed, send
 from app.errors import article_not_found, unsupported_language
-from app.http_cache import send_cacheable
+from app.http_cache import CachePolicy
 from app.languages import LANGUAGE_SET
-from app.models import ArticleListQuery, LatestQuery, SearchQuery
+from app.links import link_header
+from app.models import ArticleListQuery, LatestQuery, ListOrder, SearchQuery
 
 # Part of every collection ETag: bump it when the envelope the server writes changes.
 _ENVELOPE_VERSION = "1"
@@ -37,31 +42,39 @@ def _collection_etag(data: LanguageData, *key: object) -> str:
 class _BundleResource:
     """Article and category resources read the current bundle and send cacheable bytes."""
 
-    def __init__(self, store: BundleStore, max_age: int) -> None:
+    def __init__(self, store: BundleStore, cache: CachePolicy) -> None:
         self.store = store
-        self.max_age = max_age
+        self.cache = cache
 
 
 class ArticleCollection(_BundleResource):
-    """GET /api/v1/{language}/articles?page&page_size&category"""
+    """GET /api/v1/{language}/articles?page&page_size&category&from&to&order&fields"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
         page = params.parse(req, ArticleListQuery)
         category = page.category or None  # empty means no filter
-        start, stop = page.offset, page.offset + page.page_size
-        if category is None:
-            total = data.count
-            items = [data.articles_run(start, min(stop, total))] if start < total else []
-        else:
-            positions = data.category_positions(category)
-            total = len(positions)
-            items = [data.article(p) for p in positions[start:stop]] if start < total else []
-        body = params.list_body(page, items, total)
-        etag = _collection_etag(data, "list", params.page_key(page), page.page_size, category)
-        send_cacheable(req, resp, etag, self.max_age, body)
+        first, last = page.date_range
+        selection = ListPage(first, last, page.order is ListOrder.oldest, page.summary)
+        start = page.offset
+        total, runs = data.list_page(selection, category, start, start + page.page_size)
+        kind = "summaries" if page.summary else "articles"
+        body = Composed(kind, params.LIST_HEAD, runs, params.list_tail(page, total))
+        key: tuple[object, ...] = ("list", params.page_key(page), page.page_size, category)
+        if selection != _LIST_DEFAULT:  # requests without the §7 parameters keep their ETag
+            key += (first, last, page.order.value, page.fields.value)
+        resp.set_header("Link", link_header(req, page.page, page.page_size, total))
+        depends = (
+            keys.collection(language)
+            if category is None
+            else keys.category_page(language, category)
+        )
+        send(req, resp, body, _collection_etag(data, *key), self.cache, depends, data.codec)
 
     on_head = on_get
+
+
+_LIST_DEFAULT = ListPage()
 
 
 class LatestArticles(_BundleResource):
@@ -70,23 +83,36 @@ class LatestArticles(_BundleResource):
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
         limit = params.parse(req, LatestQuery).limit
-        body = b"[%b]" % data.summaries_run(0, min(limit, data.count))
-        send_cacheable(req, resp, _collection_etag(data, "latest", limit), self.max_age, body)
+        body = Composed("summaries", b"[", data.runs(0, min(limit, data.count)), b"]")
+        etag = _collection_etag(data, "latest", limit)
+        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
 
     on_head = on_get
 
 
 class ArticleSearch(_BundleResource):
-    """GET /api/v1/{language}/articles/search?q&page&page_size"""
+    """GET /api/v1/{language}/articles/search?q&page&page_size&category&from&to&order&fields"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
         page = params.parse(req, SearchQuery)
         q = page.q
-        total, positions = data.search(q, page.offset, page.page_size)
-        body = params.list_body(page, [data.article(p) for p in positions], total)
-        etag = _collection_etag(data, "search", q, params.page_key(page), page.page_size)
-        send_cacheable(req, resp, etag, self.max_age, body)
+        category = page.category or None
+        first, last = page.date_range
+        selection = SearchPage(first, last, page.order.value, page.summary)
+        start = page.offset
+        total, runs, facets = data.search_page(
+            q, selection, category, start, start + page.page_size
+        )
+        kind = "summaries" if page.summary else "articles"
+        tail = params.list_tail(page, total, b',"facets":' + facets)
+        body = Composed(kind, params.LIST_HEAD, runs, tail)
+        # Every search body carries facets since version 1.1 (docs/api.md §7): "facets" in
+        # the key gives those bodies new ETags.
+        key = ("search", q, params.page_key(page), page.page_size, "facets", selection, category)
+        resp.set_header("Link", link_header(req, page.page, page.page_size, total))
+        etag = _collection_etag(data, *key)
+        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
 
     on_head = on_get
 
@@ -102,7 +128,9 @@ class ArticleItem(_BundleResource):
         if gid is None:
             raise article_not_found()
         etag = f'"{data.etag_by_gid(gid)}"'
-        send_cacheable(req, resp, etag, self.max_age, data.article_by_gid(gid).tobytes())
+        run = data.run_by_gid(gid)
+        body = Composed("articles", b"", [run], b"", br=run.encoded("articles", "br"))
+        send(req, resp, body, etag, self.cache, keys.article(language, article_id), data.codec)
 
     on_head = on_get
 
@@ -113,6 +141,7 @@ class Categories(_BundleResource):
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
         etag = _collection_etag(data, "categories")
-        send_cacheable(req, resp, etag, self.max_age, data.categories_json)
+        body = Precomputed(data.categories_encoded)
+        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
 
     on_head = on_get

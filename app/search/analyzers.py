@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import Stemmer
 
 from app.search.zh_fold_data import T2S_PAIRS
+from app.search.zh_phrase_data import PHRASE_PAIRS
 
 LATIN_STEMMERS: dict[str, str] = {
     "en": "english",
@@ -159,7 +160,39 @@ ZH_FOLD: dict[int, int] = {
 
 # Stored in every index and checked by the Searcher: an index built by another analyser
 # version (or another Chinese table) would silently miss matches, so it is refused instead.
-ANALYZER_VERSION = f"3.{zlib.crc32(T2S_PAIRS.encode('utf-8')):08x}"
+ANALYZER_VERSION = f"4.{zlib.crc32((T2S_PAIRS + PHRASE_PAIRS).encode('utf-8')):08x}"
+
+# Taiwan vocabulary -> Mainland vocabulary (``软体`` -> ``软件``), applied after character
+# folding on both sides. Longest match, left to right, as OpenCC converts: the regex is a
+# trie whose branches try longer continuations before ending, so the first match found at a
+# position is the longest one; text without any phrase costs one C-level scan.
+ZH_PHRASES: dict[str, str] = dict(line.split("\t") for line in PHRASE_PAIRS.splitlines() if line)
+
+
+def _trie_pattern(words: list[str]) -> str:
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def render(node: dict) -> str:
+        branches = [re.escape(ch) + render(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = "|".join(branches)
+        return f"(?:{body})?" if "" in node else f"(?:{body})"
+
+    return render(trie)
+
+
+ZH_PHRASE_RE = re.compile(_trie_pattern(sorted(ZH_PHRASES)))
+
+
+def fold_zh_phrases(text: str) -> str:
+    """Rewrite Taiwan phrases of character-folded text to their Mainland form."""
+    return ZH_PHRASE_RE.sub(lambda m: ZH_PHRASES[m.group()], text)
 
 
 def bigram_key(first: str, second: str) -> int:
@@ -210,7 +243,7 @@ class Analyzer:
         return self._stemmer().stemWords(words)
 
     def fold_cjk(self, run: str) -> str:
-        return run.translate(self.zh_fold) if self.zh_fold else run
+        return fold_zh_phrases(run.translate(self.zh_fold)) if self.zh_fold else run
 
     # Latin-language path -------------------------------------------------------------------
     @staticmethod

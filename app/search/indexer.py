@@ -20,10 +20,16 @@ from app.search import layout
 from app.search.analyzers import (
     ANALYZER_VERSION,
     UNIGRAM_SHIFT,
+    ZH_FOLD,
+    ZH_PHRASE_RE,
+    ZH_PHRASES,
     Analyzer,
+    bigram_key,
     get_analyzer,
     normalize,
+    trigram_key,
 )
+from app.search.gaps import encode_gaps
 
 _NFIELDS = len(layout.FIELD_NAMES)  # 4: a "segment" is doc << 2 | field
 _SEP = 0x0A  # "\n" separates CJK runs: no bigram spans it and no query run contains it
@@ -304,6 +310,93 @@ def index_meta(language: str, docs: int, **counts: int | str) -> bytes:
     return orjson.dumps(meta, option=orjson.OPT_SORT_KEYS)
 
 
+def _zh_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(character fold table, phrase-start mask, sorted keys of phrases' first two chars)."""
+    top = max(max(ZH_FOLD), *(ord(ch) for phrase in ZH_PHRASES for ch in phrase)) + 1
+    fold = np.arange(top, dtype=np.uint32)
+    fold[np.fromiter(ZH_FOLD, dtype=np.int64)] = np.fromiter(ZH_FOLD.values(), dtype=np.uint32)
+    starts = np.zeros(top, dtype=bool)
+    starts[[ord(phrase[0]) for phrase in ZH_PHRASES]] = True
+    # A phrase can start where its first two characters (2-character phrases) or its first
+    # three (longer ones) occur: sorted keys of those prefixes.
+    keys = np.unique(
+        np.array(
+            [
+                trigram_key(*p[:3]) if len(p) > 2 else bigram_key(*p) | _TWO_CHAR_FLAG
+                for p in ZH_PHRASES
+            ],
+            dtype=np.uint64,
+        )
+    )
+    return fold, starts, keys
+
+
+# Marks a 2-character phrase's key (bit 63: trigram keys use 63 bits only).
+_TWO_CHAR_FLAG = 1 << 63
+_ZH_TABLES: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+
+def fold_zh_code_points(
+    cps: np.ndarray, piece_lengths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Character + vocabulary folding of all pieces at once (the same result as
+    ``analyzer.fold_cjk`` on each piece). Characters fold with one numpy gather; the Python regex
+    runs only where the first two characters of some phrase occur."""
+    global _ZH_TABLES
+    if _ZH_TABLES is None:
+        _ZH_TABLES = _zh_tables()
+    fold, starts, keys = _ZH_TABLES
+    if cps.size == 0:
+        return cps, piece_lengths
+    if int(cps.max()) >= fold.size:
+        fold = np.concatenate((fold, np.arange(fold.size, int(cps.max()) + 1, dtype=np.uint32)))
+        starts = np.concatenate((starts, np.zeros(fold.size - starts.size, dtype=bool)))
+    cps = fold[cps]
+    at = np.flatnonzero(starts[cps[:-1]])
+    pair = cps[at].astype(np.uint64) << np.uint64(UNIGRAM_SHIFT) | cps[at + 1]
+    third = np.append(cps, np.uint32(_SEP))[at + 2].astype(np.uint64)
+    prefixes = (pair | np.uint64(_TWO_CHAR_FLAG), pair << np.uint64(UNIGRAM_SHIFT) | third)
+    hit = np.zeros(at.size, dtype=bool)
+    for prefix in prefixes:
+        slot = np.minimum(np.searchsorted(keys, prefix), keys.size - 1)
+        hit |= keys[slot] == prefix
+    at = at[hit]
+    if at.size == 0:
+        return cps, piece_lengths
+    bounds = np.concatenate(([0], np.cumsum(piece_lengths)))
+    owner = np.searchsorted(bounds, at, side="right") - 1
+    parts: list[np.ndarray] = []
+    lengths = piece_lengths.copy()
+    done = 0
+    # Longest match, left to right, as fold_zh_phrases does: every phrase starts at one of
+    # these candidates, so trying the regex there (skipping candidates inside a replaced
+    # phrase) gives the same result as a scan of the whole piece, for a fraction of the cost.
+    split = np.flatnonzero(np.diff(owner)) + 1
+    for group in np.split(np.stack((owner, at), axis=1), split):
+        piece = int(group[0, 0])
+        a, z = int(bounds[piece]), int(bounds[piece + 1])
+        text = cps[a:z].tobytes().decode("utf-32-le")
+        out: list[str] = []
+        free = 0
+        for pos in (group[:, 1] - a).tolist():
+            if pos < free:
+                continue
+            match = ZH_PHRASE_RE.match(text, pos)
+            if match is not None:
+                out += (text[free:pos], ZH_PHRASES[match.group()])
+                free = match.end()
+        if not out:
+            continue
+        out.append(text[free:])
+        folded = "".join(out)
+        parts.append(cps[done:a])
+        parts.append(np.frombuffer(folded.encode("utf-32-le"), dtype="<u4"))
+        lengths[piece] = len(folded)
+        done = z
+    parts.append(cps[done:])
+    return np.concatenate(parts), lengths
+
+
 def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     """docs are given in list order: position 0 is the newest article (published_at desc,
     then id asc). Returns the "search.*" files of the language's bundle directory; the output
@@ -313,10 +406,14 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     nseg = ndocs * _NFIELDS
     words = (_tokenize_cjk if analyzer.cjk else _tokenize_latin)(analyzer, docs)
 
-    # CJK code points of all segments in one array, "\n" between runs (not yet zh folded).
+    # CJK code points of all segments in one array, "\n" between runs.
     piece_lengths = np.fromiter(map(len, words.cjk_pieces), dtype=np.int64, count=nseg)
     cps = np.frombuffer("".join(words.cjk_pieces).encode("utf-32-le"), dtype="<u4")
     words.cjk_pieces = []
+    if analyzer.zh_fold:
+        # Folded here, before lengths and positions are taken: vocabulary folding can change
+        # a run's length (全球資訊網 -> 万维网).
+        cps, piece_lengths = fold_zh_code_points(cps, piece_lengths)
     cjk_start = np.concatenate(([0], np.cumsum(piece_lengths)))
     doc_cjk_length = np.diff(cjk_start[::_NFIELDS])  # a doc's text: its fields' pieces
     longest = int(doc_cjk_length.max()) if ndocs else 0
@@ -325,23 +422,24 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     pos_dtype = np.dtype(np.uint16 if longest <= 1 << 16 else np.uint32)
     word_counts = np.bincount(words.seg, minlength=nseg)
     word_start = np.concatenate(([0], np.cumsum(word_counts)))
+    # Word positions (phrases): the word's index in its field plus the field's start in the
+    # document; fields follow each other with a gap of one, so no phrase spans two fields.
+    per_doc = word_counts.reshape(ndocs, _NFIELDS)
+    field_start = (np.cumsum(per_doc, axis=1) - per_doc + np.arange(_NFIELDS)).reshape(-1)
+    word_pos = np.arange(words.seg.size, dtype=np.int64) - word_start[words.seg]
+    word_pos += field_start[words.seg]
+    wpos_dtype = np.dtype(np.uint16 if int(word_pos.max(initial=0)) < 1 << 16 else np.uint32)
+    word_pos = word_pos.astype(wpos_dtype)
+    word_bits = max(1, len(words.terms).bit_length())
     chunks = [(d0, min(ndocs, d0 + _CHUNK_DOCS)) for d0 in range(0, ndocs, _CHUNK_DOCS)]
 
-    fold: np.ndarray | None = None
     max_cp = max(int(cps.max()) if cps.size else 0, _SEP)
-    if analyzer.zh_fold:
-        fold = np.arange(max(max_cp, *analyzer.zh_fold) + 1, dtype=np.uint32)
-        fold[np.fromiter(analyzer.zh_fold, dtype=np.int64)] = np.fromiter(
-            analyzer.zh_fold.values(), dtype=np.uint32
-        )
-        max_cp = int(fold.max())
 
     def chunk_cps(d0: int, d1: int) -> tuple[np.ndarray, np.ndarray]:
-        """Folded code points of a chunk and their local segment numbers."""
+        """(Already folded) code points of a chunk and their local segment numbers."""
         s0, s1 = d0 * _NFIELDS, d1 * _NFIELDS
-        raw = cps[cjk_start[s0] : cjk_start[s1]]
         local_seg = np.repeat(np.arange(s1 - s0, dtype=np.uint64), piece_lengths[s0:s1])
-        return (fold[raw] if fold is not None else raw), local_seg
+        return cps[cjk_start[s0] : cjk_start[s1]], local_seg
 
     # Pass 1: which characters occur, and CJK characters per segment (field length).
     present = np.zeros(max_cp + 1, dtype=bool)
@@ -371,6 +469,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     # Pass 2: per chunk, occurrence keys -> postings (with positions for trigrams).
     word_family, uni_family, bi_family = _Family(), _Family(), _Family()
     tri_family = _Family(positions=pos_dtype)
+    wpos_family = _Family(positions=wpos_dtype)
     for d0, d1 in chunks:
         s0, s1 = d0 * _NFIELDS, d1 * _NFIELDS
         chunk_norm = norm[s0:s1]
@@ -379,6 +478,10 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
             words.seg[a:z] - s0
         ).astype(np.uint64)
         word_family.add(_aggregate(word_keys, chunk_norm, d0))
+        word_doc = (words.seg[a:z] - s0).astype(np.uint64) >> np.uint64(2)
+        wpos_family.add(
+            _positional(words.term[a:z].astype(np.uint64), word_doc, word_pos[a:z], d0, word_bits)
+        )
 
         folded, local_seg = chunk_cps(d0, d1)
         if folded.size == 0:
@@ -401,6 +504,9 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     word_terms, word_df, word_postings = word_family.merge()
     if not np.array_equal(word_terms, np.arange(len(words.terms))):
         raise AssertionError("every stem must have postings")
+    _, _, wpos_postings = wpos_family.merge()
+    if not np.array_equal(wpos_postings.doc, word_postings.doc):
+        raise AssertionError("word positions must follow the word postings")
     uni_dense, uni_df, uni_postings = uni_family.merge()
     bi_dense, bi_df, bi_postings = bi_family.merge()
     unigram_cps = chars[uni_dense.astype(np.int64) - 1].astype(np.uint32)
@@ -425,7 +531,11 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         ([0], np.cumsum(np.add.reduceat(tri_counts, triptr[:-1]) if tri_counts.size else []))
     )
     positions = int(tri_counts.sum())
-    if max(ptr[-1], triptr[-1], positions) >= 1 << 32:
+    word_bytes, word_gaps = encode_gaps(wpos_postings.npos, wpos_postings.pos)
+    wordpbase = np.concatenate(([0], np.cumsum(word_bytes)))[ptr[: len(words.terms) + 1]]
+    word_positions = int(word_gaps.size)
+    wcount_type = layout.count_type(int(word_bytes.max()) if word_bytes.size else 0)
+    if max(ptr[-1], triptr[-1], positions, word_positions) >= 1 << 32:
         raise ValueError("index too large for 32-bit offsets")
     count_type = layout.count_type(int(tri_counts.max()) if tri_counts.size else 0)
     pos_type = "H" if pos_dtype == np.uint16 else "I"
@@ -445,6 +555,8 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         trigram_positions=positions,
         pos_type=pos_type,
         count_type=count_type,
+        word_positions=word_positions,
+        wcount_type=wcount_type,
     )
     return {
         layout.META: meta,
@@ -461,4 +573,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         layout.TRICOUNT: tri_counts.astype(layout.NUMPY_TYPES[count_type]).tobytes(),
         layout.TRIPBASE: tripbase.astype("<u4").tobytes(),
         layout.TRIPOS: tri_postings.pos.astype(pos_dtype.newbyteorder("<")).tobytes(),
+        layout.WORDCOUNT: word_bytes.astype(layout.NUMPY_TYPES[wcount_type]).tobytes(),
+        layout.WORDPBASE: wordpbase.astype("<u4").tobytes(),
+        layout.WORDPOS: word_gaps.tobytes(),
     }

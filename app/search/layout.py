@@ -34,12 +34,20 @@ search.tripos      uint16 or uint32 x           where the trigram starts in the 
                    trigram occurrences          ascending: code point offset in the doc's
                                                 folded CJK runs (fields in order, one
                                                 separator after each run)
+search.wordcount   uint8, 16 or 32 x            bytes of word posting j's positions in
+                   word postings                wordpos (word postings come first in docs)
+search.wordpbase   uint32 x (words + 1)         where word t's position bytes start in wordpos
+search.wordpos     uint8 x bytes                per word posting, where the word occurs
+                                                (index of the analysed word in the document,
+                                                fields in order, a gap of one between fields):
+                                                the first position, then the gaps, as LEB128
+                                                varints (app/search/gaps.py)
 =================  ===========================  =============================================
 """
 
 from __future__ import annotations
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 META = "search.meta"
 WORDS = "search.words"
@@ -55,6 +63,9 @@ TRIDOCS = "search.tridocs"
 TRICOUNT = "search.tricount"
 TRIPBASE = "search.tripbase"
 TRIPOS = "search.tripos"
+WORDCOUNT = "search.wordcount"
+WORDPBASE = "search.wordpbase"
+WORDPOS = "search.wordpos"
 
 ALL_FILES: tuple[str, ...] = (
     META,
@@ -71,6 +82,9 @@ ALL_FILES: tuple[str, ...] = (
     TRICOUNT,
     TRIPBASE,
     TRIPOS,
+    WORDCOUNT,
+    WORDPBASE,
+    WORDPOS,
 )
 
 

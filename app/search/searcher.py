@@ -9,6 +9,10 @@ a 4+-character run is proven on the remaining candidates from trigram positions;
 candidates that can reach the requested page are sorted. Results are identical to a
 sequential Python implementation that checks runs in each document's own text
 (tests/search/test_equivalence.py).
+
+Queries with syntax (app/search/query.py: phrases, exclusions, OR groups) take the same
+steps per conjunctive part; word phrases are proven from word positions the way CJK runs are
+from trigram positions (docs/search.md, "Search syntax").
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ import orjson
 
 from app.search import layout
 from app.search.analyzers import ANALYZER_VERSION, QueryTerms, get_analyzer
+from app.search.gaps import decode_gaps
+from app.search.query import CompiledQuery, Part, compile_query
 from app.sorted_bytes import SortedBytes
 
 # Relative cost of binary-searching one candidate in a posting list versus counting one
@@ -75,9 +81,16 @@ class Searcher:
             )
             doc_type, pos_type = str(meta["doc_type"]), str(meta["pos_type"])
             count_type = str(meta["count_type"])
+            nword_positions = int(meta["word_positions"])
+            wcount_type = str(meta["wcount_type"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"search index for {language}: incomplete meta: {exc}") from exc
-        if doc_type not in ("H", "I") or pos_type not in ("H", "I") or count_type not in "BHI":
+        if (
+            doc_type not in ("H", "I")
+            or pos_type not in ("H", "I")
+            or count_type not in ("B", "H", "I")
+            or wcount_type not in ("B", "H", "I")
+        ):
             raise ValueError(f"search index for {language}: bad doc, position or count type")
 
         self.language = language
@@ -104,7 +117,17 @@ class Searcher:
         self._tripbase = self._array(files, layout.TRIPBASE, "I", ntri + 1)
         tripos = self._array(files, layout.TRIPOS, pos_type, ntri_positions)
         self._np_tripos = np.frombuffer(tripos, dtype="<u2" if pos_type == "H" else "<u4")
+        # Word positions: per word posting (the first ptr[nwords] postings) a byte count, per
+        # word term a base, and the bytes: the posting's positions as varint-coded gaps.
+        nword_postings = self._ptr[nwords]
+        wordcount = self._array(files, layout.WORDCOUNT, wcount_type, nword_postings)
+        self._np_wordcount = np.frombuffer(wordcount, dtype=layout.NUMPY_TYPES[wcount_type])
+        self._wordpbase = self._array(files, layout.WORDPBASE, "I", nwords + 1)
+        wordpos = self._array(files, layout.WORDPOS, "B", nword_positions)
+        self._np_wordpos = np.frombuffer(wordpos, dtype=np.uint8)  # varint gaps (indexer)
         # Spot checks of the array contents (cheap: no full scan at start-up).
+        if self._wordpbase[0] != 0 or self._wordpbase[-1] != nword_positions:
+            raise ValueError(f"search index for {language}: word position offsets do not match")
         if self._ptr[0] != 0 or self._ptr[-1] != npostings:
             raise ValueError(f"search index for {language}: posting offsets do not match")
         if self._triptr[0] != 0 or self._triptr[-1] != ntri_postings:
@@ -192,32 +215,121 @@ class Searcher:
             titles += stored < 0
         return acc, titles
 
+    def score_any(
+        self, cand: np.ndarray, lookup: Lookup, idf: list[float]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Like score, for candidates that need not hold every term (OR groups): each
+        document adds the terms it has, still in query order."""
+        acc = np.zeros(cand.size, dtype=np.float64)
+        titles = np.zeros(cand.size, dtype=np.int64)
+        for (lo, hi), weight in zip(lookup.ranges, idf, strict=True):
+            if hi == lo:
+                continue
+            hit, idx = _lookup(self._np_docs[lo:hi], cand)
+            stored = self._np_scores[lo + idx]
+            acc += np.where(hit, weight * np.abs(stored).astype(np.float64), 0.0)
+            titles += hit & (stored < 0)
+        return acc, titles
+
+    def part_matches(self, part: Part, cand: np.ndarray | None = None) -> np.ndarray:
+        """Local documents (ascending) matching a conjunctive part, among cand if given."""
+        lookup = self.lookup(part.terms)
+        phrases = [[self._word_term(w.encode("utf-8")) for w in p] for p in part.word_phrases]
+        if not lookup.complete or any(min(p) < 0 for p in phrases):
+            return _NONE
+        if cand is None:
+            cand = self.matches(part.terms, lookup)
+        else:
+            triptr = self._triptr
+            ranges = sorted(set(lookup.ranges), key=lambda r: (r[1] - r[0], r))
+            filters = sorted({(triptr[t], triptr[t + 1]) for t in lookup.trigram_ids.values()})
+            cand = self._probe(cand, ranges, filters)
+            for phrase in part.terms.phrases:
+                if not cand.size:
+                    break
+                covers = [(lookup.trigram_ids[k], at) for k, at in phrase]
+                cand = cand[self._phrase_mask(cand, covers)]
+        for terms in phrases:
+            if not cand.size:
+                break
+            cand = cand[self._word_phrase_mask(cand, terms)]
+        return cand
+
+    def compiled_matches(self, query: CompiledQuery) -> np.ndarray:
+        """Local documents (ascending) matching a query with syntax: the required part, then
+        each OR group (a union) among those, minus each excluded part's matches."""
+        cand: np.ndarray | None = None
+        if query.required is not None:
+            cand = self.part_matches(query.required)
+        for group in query.any_of:
+            if cand is not None and not cand.size:
+                return cand
+            hits = [self.part_matches(part, cand) for part in group]
+            cand = np.unique(np.concatenate(hits).astype(np.int64))
+        if cand is None:
+            return _NONE
+        for part in query.excluded:
+            if not cand.size:
+                break
+            hit = self.part_matches(part, cand)
+            if hit.size:
+                cand = cand[~_lookup(hit, cand)[0]]
+        return cand
+
     def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
         """This index alone, every document live: (total, local documents of the page)."""
         everything = Segment(self, np.arange(self.ndocs, dtype=np.uint32), _NONE)
-        return search([everything], self._analyzer.analyze_query(query), offset, limit)
+        return search([everything], compile_query(query, self._analyzer), offset, limit)
 
     def _phrase_mask(self, cand: np.ndarray, covers: list[tuple[int, int]]) -> np.ndarray:
         """Mask of the candidates where every (trigram term, offset) of ``covers`` occurs at
         its offset from one start position, i.e. where the run they cover occurs. Every
         candidate is in each of those trigrams' postings already."""
-        tridocs, triptr = self._np_tridocs, self._triptr
+        return self._aligned(
+            cand,
+            covers,
+            (self._triptr, self._np_tridocs, self._np_tricount, self._tripbase, self._np_tripos),
+        )
+
+    def _word_phrase_mask(self, cand: np.ndarray, terms: list[int]) -> np.ndarray:
+        """Mask of the candidates where the word terms occur at consecutive positions. Every
+        candidate is in each term's postings already."""
+        return self._aligned(
+            cand,
+            [(t, i) for i, t in enumerate(terms)],
+            (self._ptr, self._np_docs, self._np_wordcount, self._wordpbase, self._np_wordpos),
+            varint=True,
+        )
+
+    @staticmethod
+    def _aligned(
+        cand: np.ndarray, covers: list[tuple[int, int]], arrays: tuple, varint: bool = False
+    ) -> np.ndarray:
+        """Mask of the candidates where every (term, offset) of ``covers`` occurs at its offset
+        from one start position; arrays: (ptr, docs, count per posting, base per term,
+        positions) of a positional family; with varint, the counts are bytes and the
+        positions are varint-coded gaps (app.search.indexer.encode_gaps)."""
+        ptr, docs, npos, base, positions = arrays
         shift = covers[-1][1]  # keeps ``position - offset + shift`` non-negative
         rank = np.arange(cand.size, dtype=np.int64) << 32
         starts = np.zeros(0, dtype=np.int64)  # (candidate rank << 32) + start + shift
         for n, (term, offset) in enumerate(covers):
-            lo, hi = triptr[term], triptr[term + 1]
-            j = np.searchsorted(tridocs[lo:hi], cand)
+            lo, hi = ptr[term], ptr[term + 1]
+            j = np.searchsorted(docs[lo:hi], cand)
             # Where each posting's occurrences start: the term's base plus the counts before it.
-            per_posting = self._np_tricount[lo:hi].astype(np.int64)
+            per_posting = npos[lo:hi].astype(np.int64)
             before = np.cumsum(per_posting) - per_posting
-            first = before[j] + self._tripbase[term]
+            first = before[j] + base[term]
             counts = per_posting[j]
             at = np.repeat(first - (np.cumsum(counts) - counts), counts)
             at += np.arange(at.size, dtype=np.int64)
             # Ascending: ranks follow the candidates, positions ascend within a posting.
+            if varint:
+                found, counts = decode_gaps(positions[at], counts)
+            else:
+                found = positions[at]
             keys = np.repeat(rank, counts)
-            keys += self._np_tripos[at]
+            keys += found
             keys += shift - offset
             if n == 0:
                 starts = keys
@@ -299,17 +411,21 @@ _TITLE_WEIGHT = float(1 << 20)
 
 
 def scored_matches(
-    segments: list[Segment], terms: QueryTerms
+    segments: list[Segment], query: CompiledQuery
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(list positions, BM25F sums, title-term counts) of every live match, unordered.
 
     idf is computed here from the live document frequency across all segments, so the
     scores are the same however the documents are split into segments and whatever was
-    deleted (tests/test_incremental.py compares them bit for bit).
+    deleted (tests/test_incremental.py compares them bit for bit). The positive terms score;
+    excluded ones do not. A query of terms only (no phrase, OR or exclusion) takes exactly
+    the path it took before the syntax existed.
     """
     empty = np.zeros(0, dtype=np.uint32), np.zeros(0), np.zeros(0, dtype=np.int64)
-    if terms.empty:
+    if query.empty:
         return empty
+    simple = query.simple
+    terms = query.required.terms if simple and query.required else query.scored
     lookups = [(seg, seg.index.lookup(terms)) for seg in segments]
     live = sum(seg.positions.size - seg.deleted.size for seg in segments)
     # Document frequency over every segment holding the term, matches or not.
@@ -319,15 +435,19 @@ def scored_matches(
     idf = [math.log1p((live - n + 0.5) / (n + 0.5)) for n in df]
     found_pos, found_acc, found_titles = [], [], []
     for seg, lookup in lookups:
-        if not lookup.complete:
-            continue
-        cand = seg.index.matches(terms, lookup)
+        if simple:
+            if not lookup.complete:
+                continue
+            cand = seg.index.matches(terms, lookup)
+        else:
+            cand = seg.index.compiled_matches(query)
         positions = seg.positions[cand]
         if seg.deleted.size:
             keep = positions != DELETED
             cand, positions = cand[keep], positions[keep]
         if cand.size:
-            acc, titles = seg.index.score(cand, lookup, idf)
+            score = seg.index.score if simple else seg.index.score_any
+            acc, titles = score(cand, lookup, idf)
             found_pos.append(positions)
             found_acc.append(acc)
             found_titles.append(titles)
@@ -339,11 +459,20 @@ def scored_matches(
 
 
 def search(
-    segments: list[Segment], terms: QueryTerms, offset: int, limit: int
+    segments: list[Segment], query: CompiledQuery, offset: int, limit: int
 ) -> tuple[int, list[int]]:
     """(total, list positions of rows offset..offset+limit-1) over the live documents of every
     segment, ranked by title-term count, then BM25F score (descending), then list position."""
-    pos, acc, titles = scored_matches(segments, terms)
+    pos, acc, titles = scored_matches(segments, query)
+    return rank(pos, acc, titles, offset, limit)
+
+
+def rank(
+    pos: np.ndarray, acc: np.ndarray, titles: np.ndarray, offset: int, limit: int
+) -> tuple[int, list[int]]:
+    """(total, list positions of rows offset..offset+limit-1) of matches given as aligned
+    arrays (as scored_matches returns them, possibly filtered): ranked by title-term count,
+    then BM25F score (descending), then list position."""
     total = int(pos.size)
     if offset >= total or limit <= 0:
         return total, []

@@ -9,6 +9,7 @@ import pytest
 
 from app.openapi import openapi_document
 from tests.comments.support import ADMIN_TOKEN, Client, MakeClient, post
+from tests.test_http_links import page_of, parse_link
 
 BASE = "/api/v1/en/articles/a1/comments"
 AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -318,6 +319,20 @@ def test_list_pagination_and_order(client: Client) -> None:
     assert default["page_size"] == 20 and default["items"][0]["id"] == created[-1]["id"]
 
 
+def test_list_link_header_walks_the_pages(client: Client) -> None:
+    created = [post(client, {"author": "a", "content": f"c{i}"}).json for i in range(7)]
+    url, seen = f"{BASE}?order=oldest&page_size=3", []
+    while url:
+        path, _, query = url.partition("?")
+        result = client.simulate_get(path, query_string=query)
+        seen += [c["id"] for c in result.json["items"]]
+        links = parse_link(result.headers["link"])
+        assert page_of(links["first"]) == 1 and page_of(links["last"]) == 3
+        assert all("order=oldest" in link for link in links.values())
+        url = links.get("next", "")
+    assert seen == [c["id"] for c in created]
+
+
 @pytest.mark.parametrize("page", ["4", "9223372036854775808", "1" + "0" * 300])
 def test_page_past_the_end(client: Client, page: str) -> None:
     for _ in range(5):
@@ -327,6 +342,9 @@ def test_page_past_the_end(client: Client, page: str) -> None:
     assert result.json["items"] == []
     assert result.json["total"] == 5 and result.json["total_pages"] == 3
     assert result.json["page"] == int(page)
+    links = parse_link(result.headers["link"])
+    assert set(links) == {"first", "prev", "last"}
+    assert page_of(links["prev"]) == page_of(links["last"]) == 3
 
 
 def test_empty_list(client: Client) -> None:

@@ -11,6 +11,7 @@ those answers JSON too). A new case is one more line.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +83,23 @@ def stored(content: str) -> Check:
     return check
 
 
+def coded(encoding: str | None, then: Check | None = None) -> Check:
+    """Sent in `encoding` (None: identity), with Vary; the decoded body passes `then`."""
+
+    def check(reply: Reply) -> None:
+        assert reply.headers.get("content-encoding") == encoding, reply.headers
+        assert reply.headers.get("vary") == "Accept-Encoding", reply.headers
+        if then is not None:
+            then(reply)
+
+    return check
+
+
+def not_acceptable(reply: Reply) -> None:
+    assert reply.json()["detail"].startswith("Not Acceptable"), reply.json()
+    assert "content-encoding" not in reply.headers
+
+
 def counts_null(reply: Reply) -> None:
     assert all(v is None for v in reply.json()["counts"].values()), reply.json()
 
@@ -102,6 +120,12 @@ class Case:
 SQL = "' OR '1'='1'; DROP TABLE comments;--"
 SHELL = "$(rm -rf /); `id` | cat /etc/passwd && echo ${PATH} > /tmp/x"
 Q = quote  # percent-encode for a query value
+SYNTAX_200 = ('"-OR a -"b OR" OR -' * 12)[:200]  # operators and quotes, unbalanced
+UNBALANCED = '"first paragraph'
+EXCLUSIONS = '-経済 -"日本"'
+PHRASE_50 = '"' + " ".join(["of"] * 50) + '"'  # a 50-word phrase of a common word
+AE = "Accept-Encoding"
+AE_10K = ", ".join(f"x-coding-{i};q=0.5" for i in range(600)) + ", zstd"  # ~12 KB
 BIG_QUERY = "x=" + "a" * 65536  # 64 KiB of query string
 MANY_PARAMS = "&".join(f"p{i}=1" for i in range(5000))
 WIRE_MANY_PARAMS = "&".join(f"p{i}=1" for i in range(1000))  # under gunicorn's 8190 bytes
@@ -123,6 +147,15 @@ CASES: tuple[Case, ...] = (
     Case("q-sql", "GET", f"/api/v1/en/articles/search?q={Q(SQL)}", (200,), a_list, wire=True),
     Case("q-shell", "GET", f"/api/v1/en/articles/search?q={Q(SHELL)}", (200,), a_list, wire=True),
     Case("q-only-punct", "GET", "/api/v1/en/articles/search?q=%27%22%3B--", (200,), empty_list),
+    # -- search syntax (issue 12): operators, quotes, exclusions only ------------------------
+    Case("q-operators-200", "GET", f"/api/v1/en/articles/search?q={Q(SYNTAX_200)}", (200,), a_list, wire=True),
+    Case("q-unbalanced-quote", "GET", f"/api/v1/en/articles/search?q={Q(UNBALANCED)}", (200,), a_list),
+    Case("q-or-or", "GET", f"/api/v1/en/articles/search?q={Q('OR OR')}", (200,), empty_list),
+    Case("q-or-edges", "GET", f"/api/v1/en/articles/search?q={Q('OR title OR')}", (200,), a_list),
+    Case("q-dash-alone", "GET", f"/api/v1/en/articles/search?q={Q('-')}", (200,), empty_list),
+    Case("q-double-dash", "GET", f"/api/v1/en/articles/search?q={Q('--x')}", (200,), empty_list),
+    Case("q-only-exclusions", "GET", f"/api/v1/ja/articles/search?q={Q(EXCLUSIONS)}", (200,), empty_list),
+    Case("q-phrase-50-words", "GET", f"/api/v1/en/articles/search?q={Q(PHRASE_50)}", (200,), a_list, wire=True),
     Case("category-sql", "GET", f"/api/v1/en/articles?category={Q(SQL)}", (200,), empty_list),
     Case("category-shell", "GET", f"/api/v1/ko/articles?category={Q(SHELL)}", (200,), empty_list),
     Case("id-sql", "GET", f"/api/v1/en/articles/{Q(SQL, safe='')}", (404,), wire=True),
@@ -214,6 +247,29 @@ CASES: tuple[Case, ...] = (
     Case("crlf-idempotency-key", "POST", C, (422,), loc("header"), {**JSON, "Idempotency-Key": "k\r\nX-Evil: 1"}, COMMENT),
     Case("crlf-authorization", "DELETE", f"{C}/x", (401,), None, {"Authorization": f"Bearer {ADMIN_TOKEN}\r\nX: y"}),
     Case("crlf-if-none-match", "GET", "/api/v1/en/categories", (200,), None, {"If-None-Match": '"x"\r\nX: y'}),
+    # -- Accept-Encoding (RFC 9110, 12.5.3): a correct choice or 406, never a 5xx ------------
+    Case("ae-browser", "GET", "/api/v1/en/articles", (200,), coded("zstd", a_list), {AE: "gzip, deflate, br, zstd"}, wire=True),
+    Case("ae-q-values", "GET", "/api/v1/en/articles", (200,), coded("gzip", a_list), {AE: "zstd;q=0.5, gzip;q=0.9"}, wire=True),
+    Case("ae-q-three-decimals", "GET", "/api/v1/en/articles", (200,), coded("gzip"), {AE: "zstd;q=0.001, gzip;q=0.002"}),
+    Case("ae-star", "GET", "/api/v1/en/articles/search?q=the", (200,), coded("zstd", a_list), {AE: "*"}),
+    Case("ae-star-q0-identity", "GET", "/api/v1/en/articles", (200,), coded(None, a_list), {AE: "*;q=0, identity"}),
+    Case("ae-identity-q0-gzip", "GET", "/api/v1/en/articles", (200,), coded("gzip", a_list), {AE: "gzip, identity;q=0"}, wire=True),
+    Case("ae-identity-q0-unknown", "GET", "/api/v1/en/articles", (406,), not_acceptable, {AE: "compress, identity;q=0"}, wire=True),
+    Case("ae-star-q0", "GET", "/api/v1/en/articles/latest", (406,), not_acceptable, {AE: "*;q=0"}),
+    Case("ae-br-list-no-identity", "GET", "/api/v1/en/articles", (406,), not_acceptable, {AE: "br, identity;q=0"}),
+    Case("ae-br-list", "GET", "/api/v1/en/articles", (200,), coded(None, a_list), {AE: "br"}),
+    Case("ae-br-article", "GET", f"/api/v1/en/articles/{ARTICLE}", (200,), coded("br"), {AE: "br"}, wire=True),
+    Case("ae-br-categories", "GET", "/api/v1/en/categories", (200,), None, {AE: "br;q=1, identity;q=0"}),
+    Case("ae-unknown", "GET", "/api/v1/en/articles", (200,), coded(None, a_list), {AE: "foo, bar;q=1, compress"}),
+    Case("ae-all-q0", "GET", "/api/v1/en/articles", (200,), coded(None, a_list), {AE: "gzip;q=0, zstd;q=0, br;q=0"}),
+    Case("ae-case-whitespace", "GET", "/api/v1/en/articles", (200,), coded("gzip", a_list), {AE: " \tGZip ;  Q=1 ,ZSTD;q=0.1 "}),
+    Case("ae-x-gzip", "GET", "/api/v1/en/articles/latest", (200,), coded("gzip"), {AE: "x-gzip"}),
+    Case("ae-bad-q", "GET", "/api/v1/en/articles", (200,), coded(None, a_list), {AE: "gzip;q=2, zstd;q=abc, br;q=-1, zstd;q=0.0001"}),
+    Case("ae-empty", "GET", "/api/v1/en/articles", (200,), coded(None, a_list), {AE: ""}),
+    Case("ae-punctuation", "GET", "/api/v1/en/articles", (200,), coded(None, a_list), {AE: ",,;;=;q=;,\"\","}),
+    Case("ae-10k", "GET", "/api/v1/en/articles", (200,), coded("zstd", a_list), {AE: AE_10K}, wire=True, wire_expect=(400, 431)),
+    Case("ae-error-page", "GET", "/api/v1/xx/articles", (400,), None, {AE: "gzip, identity;q=0"}),
+    Case("ae-head", "HEAD", "/api/v1/en/articles", (200,), coded("zstd"), {AE: "zstd"}),
     # -- methods ----------------------------------------------------------------------------
     Case("method-unknown", "FOO", "/api/v1/en/articles", (400, 405)),
     Case("method-trace", "TRACE", "/health", (405,), wire=True),
@@ -258,7 +314,7 @@ WIRE_ONLY: tuple[tuple[str, bytes, tuple[int, ...]], ...] = (
 def assert_contract(reply: Reply, method: str, name: str) -> None:
     assert 100 <= reply.status < 500, f"{name}: {reply.status} {reply.body[:300]!r}"
     assert reply.headers.get("x-content-type-options") == "nosniff", f"{name}: {reply.headers}"
-    text = reply.body.decode("utf-8", "replace")
+    text = reply.decoded().decode("utf-8", "replace")
     for marker in LEAK_MARKERS:
         assert marker not in text, f"{name}: body leaks {marker!r}: {text[:300]}"
     if method == "HEAD" or reply.status in (204, 304):
@@ -314,6 +370,19 @@ def test_hostile_input_in_process(
     assert_contract(reply, case.method, case.name)
     if case.check is not None:
         case.check(reply)
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.name.startswith("q-")], ids=lambda c: c.name
+)
+def test_search_syntax_answers_quickly(
+    case: Case, client: falcon.testing.TestClient, article_id: str
+) -> None:
+    path, _, query = _resolve(case.target, article_id).partition("?")
+    start = time.perf_counter()
+    result = client.simulate_get(path, query_string=query)
+    assert time.perf_counter() - start < 0.5, case.name
+    assert result.status_code in case.expect
 
 
 # -- against a real gunicorn, as raw bytes ---------------------------------------------------

@@ -1,0 +1,50 @@
+"""Surrogate keys: what a cached response depends on, for a CDN to purge precisely
+(docs/delivery.md, "CDN").
+
+Grammar (ASCII, lower case, no spaces or commas, at most 45 characters: safe for Fastly's
+`Surrogate-Key` and Cloudflare's `Cache-Tag`, which is case-insensitive):
+
+    lang-<language>        every response of the language (purge-all for one language)
+    list-<language>        collections of the language: unfiltered lists, latest, search,
+                           categories; any publish that touches the language changes them
+    cat-<16 hex>           category pages of one category (language and name, hashed)
+    art-<16 hex>           one article (language and id, hashed: ids may hold any character)
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+
+def _digest(language: str, name: str) -> str:
+    raw = f"{language}\0{name}".encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+
+
+def language_key(language: str) -> str:
+    return f"lang-{language.lower()}"
+
+
+def collection_key(language: str) -> str:
+    return f"list-{language.lower()}"
+
+
+def category_key(language: str, category: str) -> str:
+    return f"cat-{_digest(language, category)}"
+
+
+def article_key(language: str, article_id: str) -> str:
+    return f"art-{_digest(language, article_id)}"
+
+
+def collection(language: str) -> str:
+    """The keys of an unfiltered list, latest, search or categories response."""
+    return f"{language_key(language)} {collection_key(language)}"
+
+
+def category_page(language: str, category: str) -> str:
+    return f"{language_key(language)} {category_key(language, category)}"
+
+
+def article(language: str, article_id: str) -> str:
+    return f"{language_key(language)} {article_key(language, article_id)}"
