@@ -136,13 +136,11 @@ class Metrics:
         with self._lock:
             if self._flusher is not None:
                 return
-            self._flusher = threading.Thread(target=self._flush_forever, daemon=True)
+            # Held weakly, as the bundle watcher holds its store: a dropped app is freed.
+            self._flusher = threading.Thread(
+                target=_flush_forever, args=(weakref.ref(self),), daemon=True
+            )
         self._flusher.start()
-
-    def _flush_forever(self) -> None:
-        while True:
-            time.sleep(self.FLUSH_SECONDS)
-            self.flush()
 
     def bundle_changed(self, bundle_id: str) -> None:
         if self._bundle_id is not None:
@@ -150,6 +148,16 @@ class Metrics:
         BUNDLE_INFO.labels(bundle_id).set(1)
         BUNDLE_LOADED.set(time.time())
         self._bundle_id = bundle_id
+
+
+def _flush_forever(ref: weakref.ref[Metrics]) -> None:
+    while True:
+        time.sleep(Metrics.FLUSH_SECONDS)
+        metrics = ref()
+        if metrics is None:
+            return
+        metrics.flush()
+        del metrics
 
 
 def _after_fork(ref: weakref.ref[Metrics]) -> None:

@@ -500,6 +500,12 @@ def _bound(end: bool) -> Any:
     return AfterValidator(check)
 
 
+# What the document says a bound is, so generated clients and fuzzers send dates and RFC 3339
+# timestamps (a plain "string" would invite any text, which is a 422).
+_BOUND_SCHEMA = WithJsonSchema(
+    {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]}
+)
+
 _BOUND_DOC = (
     " `YYYY-MM-DD` (UTC) or an RFC 3339 timestamp with an offset; inclusive."
     " `from` later than `to` is a 422 at `to`."
@@ -510,7 +516,7 @@ class FilterQuery(PageQuery):
     """The date range and article form shared by list and search (docs/api.md §7)."""
 
     from_: Annotated[
-        str | None,
+        Annotated[str, _BOUND_SCHEMA] | None,
         Field(
             alias="from",
             description="Published at or after this instant; a date alone means its first"
@@ -520,7 +526,7 @@ class FilterQuery(PageQuery):
         _bound(end=False),
     ] = None
     to: Annotated[
-        str | None,
+        Annotated[str, _BOUND_SCHEMA] | None,
         Field(
             description="Published at or before this instant; a date alone means the last"
             " instant of that UTC day." + _BOUND_DOC,

@@ -181,7 +181,8 @@ def _model_parameters(
         field_schema.pop("title", None)
         description = field_schema.pop("description")
         if "anyOf" in field_schema:  # `X | None` with None as "absent": just X
-            (inner,) = [s for s in field_schema.pop("anyOf") if s != {"type": "null"}]
+            kept = [s for s in field_schema.pop("anyOf") if s != {"type": "null"}]
+            inner = kept[0] if len(kept) == 1 else {"anyOf": kept}
             field_schema = {**inner, **field_schema}
             if field_schema.get("default", ...) is None:
                 del field_schema["default"]

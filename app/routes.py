@@ -202,7 +202,16 @@ ROUTES: tuple[Route, ...] = (
         f"{API}/articles/latest",
         "latest",
         "articles",
-        (Operation("latestArticles", _ARRAY_OF_SUMMARIES, query=m.LatestQuery),),
+        (
+            Operation(
+                "latestArticles",
+                _ARRAY_OF_SUMMARIES,
+                query=m.LatestQuery,
+                # Never empty while the language has an article (unlike a filtered list):
+                # the dependable start of the article -> comments flow.
+                links=_article_links("$response.body#/0/id"),
+            ),
+        ),
         cache="public",
     ),
     Route(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import date, datetime, timedelta, timezone
 from http import HTTPStatus
 from typing import Any
 
@@ -154,7 +155,8 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
     )
     expect("listArticlesHead", list_articles_head.sync_detailed(en, client=client), 200, None)
     # docs/api.md §7 on list: dates, order and the summary form; Link pages.
-    first = article.published_at.date().isoformat()
+    # The document types `from`/`to` as date or date-time: the client sends those types.
+    first = article.published_at.date()
     lean = list_articles.sync_detailed(
         en,
         client=client,
@@ -169,7 +171,7 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
     assert 'rel="first"' in lean.headers["link"] and 'rel="last"' in lean.headers["link"]
     expect(
         "listArticles",
-        list_articles.sync_detailed(en, client=client, from_=first, to="2000-01-01"),
+        list_articles.sync_detailed(en, client=client, from_=first, to=date(2000, 1, 1)),
         422,
         ValidationError,
     )
@@ -198,8 +200,8 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
             client=client,
             q=word,
             category=category,
-            from_="1970-01-01",
-            to="2999-12-31T23:59:59+14:00",
+            from_=date(1970, 1, 1),
+            to=datetime(2999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=14))),
             order=SearchOrder.NEWEST,
             fields=Fields.SUMMARY,
         ),
@@ -210,7 +212,9 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
     assert all(isinstance(item, ArticleSummary) for item in narrowed.items)
     expect(
         "searchArticles",
-        search_articles.sync_detailed(en, client=client, q=word, from_="soon"),
+        search_articles.sync_detailed(
+            en, client=client, q=word, from_=date(2999, 1, 1), to=date(2000, 1, 1)
+        ),
         422,
         ValidationError,
     )

@@ -9,6 +9,7 @@ the publish changed.
 from __future__ import annotations
 
 import bisect
+import errno
 import hashlib
 import mmap
 import os
@@ -614,6 +615,16 @@ def _stamp(dir_fd: int, path: Path, name: str) -> list[int]:
     return [st.st_ino, st.st_mtime_ns, st.st_size]
 
 
+def _os_problem(exc: OSError) -> str:
+    if exc.errno in (errno.EMFILE, errno.ENFILE):
+        # Python's mmap keeps a descriptor per mapping (docs/operations.md, "Open files").
+        return (
+            f"{exc.strerror}: every mapped bundle object holds a file descriptor; raise the "
+            "open-file limit (ulimit -n, LimitNOFILE, the container's nofile)"
+        )
+    return str(exc.strerror)
+
+
 def _map_object(
     dir_fd: int, path: Path, name: str, entry: Mapping[str, Any]
 ) -> tuple[memoryview, list[int]]:
@@ -624,7 +635,7 @@ def _map_object(
     try:
         fd = os.open(rel, os.O_RDONLY, dir_fd=dir_fd)
     except OSError as exc:
-        raise BundleError(f"{path}/{rel}: {exc.strerror}") from None
+        raise BundleError(f"{path}/{rel}: {_os_problem(exc)}") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -637,7 +648,10 @@ def _map_object(
         if st.st_size == 0:
             view = _EMPTY
         else:
-            view = memoryview(mmap.mmap(fd, st.st_size, access=mmap.ACCESS_READ))
+            try:
+                view = memoryview(mmap.mmap(fd, st.st_size, access=mmap.ACCESS_READ))
+            except OSError as exc:
+                raise BundleError(f"{path}/{rel}: {_os_problem(exc)}") from None
     finally:
         os.close(fd)
     return view, [st.st_ino, st.st_mtime_ns, st.st_size]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import resource
 import threading
 import time
 import weakref
@@ -28,6 +29,7 @@ class BundleStore:
     def __init__(self, directory: Path, check_interval: float = 1.0) -> None:
         self.directory = directory
         self.check_interval = check_interval
+        raise_open_file_limit()
         self._bundle = Bundle.load(directory)  # BundleError here is a start-up failure
         self._rejected: Identity | None = None
         # Why the newest bundle on disk was refused (None when the served one is the newest);
@@ -54,15 +56,15 @@ class BundleStore:
             if self._watcher is not None:
                 return
             self.refresh(locked=True)  # a forked worker looks at the disk once, right away
-            self._watcher = threading.Thread(target=self._watch, name="bundle-watcher", daemon=True)
+            # The thread holds the store weakly: a store nobody uses any more (an app that was
+            # dropped, as tests and tools do) is freed with its mappings, and its watcher ends.
+            self._watcher = threading.Thread(
+                target=_watch,
+                args=(weakref.ref(self), self._stop, self.check_interval),
+                name="bundle-watcher",
+                daemon=True,
+            )
             self._watcher.start()
-
-    def _watch(self) -> None:
-        while not self._stop.wait(self.check_interval):
-            try:
-                self.refresh()
-            except Exception:  # never let the watcher die: the next round retries
-                log.exception("bundle check failed; still serving %s", self._bundle.bundle_id)
 
     def close(self) -> None:
         self._stop.set()
@@ -106,6 +108,37 @@ class BundleStore:
         finally:
             if not locked:
                 self._lock.release()
+
+
+def raise_open_file_limit() -> int:
+    """Raise this process's soft open-file limit to its hard limit, as Go's runtime does.
+
+    Python's mmap keeps one descriptor per mapping, and a bundle maps tens of objects per
+    segment per language: a few thousand descriptors for a large archive between merges,
+    twice that while a new generation loads beside the old. A soft limit of 1024 (common
+    under systemd and some container runtimes) is too low; the hard limit is the operator's
+    real ceiling (docs/operations.md, "Open files"). Returns the soft limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass  # keep the soft limit; a load that runs out says so (reader._os_problem)
+    return soft
+
+
+def _watch(ref: weakref.ref[BundleStore], stop: threading.Event, interval: float) -> None:
+    while not stop.wait(interval):
+        store = ref()
+        if store is None:
+            return
+        try:
+            store.refresh()
+        except Exception:  # never let the watcher die: the next round retries
+            log.exception("bundle check failed; still serving %s", store._bundle.bundle_id)
+        del store  # hold no reference while waiting
 
 
 def _after_fork(ref: weakref.ref[BundleStore]) -> None:

@@ -38,9 +38,15 @@ def empty_list(reply: Reply) -> None:
     assert (body["items"], body["total"], body["total_pages"]) == ([], 0, 0), body
 
 
+_LIST_KEYS = {"items", "total", "page", "page_size", "total_pages"}
+
+
 def a_list(reply: Reply) -> None:
+    """A list page, or a search page (which also carries `facets`, docs/api.md §7)."""
     body = reply.json()
-    assert set(body) == {"items", "total", "page", "page_size", "total_pages"}, body
+    assert set(body) in (_LIST_KEYS, _LIST_KEYS | {"facets"}), body
+    if "facets" in body:
+        assert sum(body["facets"]["category"].values()) == body["total"], body
     assert len(body["items"]) <= body["page_size"]
 
 
