@@ -214,10 +214,35 @@ class SearchFacets(BaseModel):
     out."""
 
 
+class Highlight(BaseModel):
+    """Where one item of a search page matched: HTML-escaped text, each match in
+    `<mark>`...`</mark>` (docs/search.md, "Highlights")."""
+
+    model_config = _wire_config(frozen=True)
+
+    id: Annotated[str, Field(examples=["en-2026-11-central-bank-rates"])]
+    """The item's article id."""
+    title: Annotated[str, Field(examples=["Central Bank Holds <mark>Rates</mark> Steady"])]
+    """The whole title."""
+    snippet: Annotated[str, Field(examples=["The bank kept its <mark>rate</mark> at 3.5%."])]
+    """At most 240 characters (before escaping and marks) of the summary, or of the content
+    when the summary holds no match, around the first match."""
+
+
+def _highlights_only_when_asked(schema: dict[str, Any]) -> None:
+    # `highlights` is written with highlight=true only: not required, and no default.
+    schema["required"] = [name for name in schema.get("required", []) if name != "highlights"]
+    schema["properties"]["highlights"].pop("default", None)
+
+
 class SearchResults(ArticleList):
     """A page of search results, with facets over every match."""
 
+    model_config = _wire_config(json_schema_extra=_highlights_only_when_asked)
+
     facets: SearchFacets
+    highlights: list[Highlight] = Field(default_factory=list)
+    """With `highlight=true` only: one entry per item, in the same order."""
 
 
 # -- comments ----------------------------------------------------------------------------
@@ -607,8 +632,10 @@ class SearchQuery(FilterQuery):
             # and U+0085 beyond the pattern language's \s: the document says so, so that a
             # client (or a fuzzer) knows "\x1d" alone is empty.
             pattern=r"[^\s\x1c-\x1f\x85]",
-            description="Keywords, all of which must match; trimmed, then 1 to"
-            f" {QUERY_MAX_CHARS} characters, at least one of them not a space.",
+            description='Keywords, all of which must match; `"a phrase"`, `-excluded` and'
+            " `a OR b` (binding tighter than the implicit AND) work in every language."
+            f" Trimmed, then 1 to {QUERY_MAX_CHARS} characters, at least one of them not a"
+            " space.",
             examples=["economy"],
         ),
         BeforeValidator(_trim),
@@ -628,6 +655,14 @@ class SearchQuery(FilterQuery):
             examples=["newest"],
         ),
     ] = SearchOrder.relevance
+    highlight: Annotated[
+        bool,
+        Field(
+            description="`true`: the response adds `highlights`, the title and a snippet of"
+            " each item with every match in `<mark>`.",
+            examples=[True],
+        ),
+    ] = False
 
 
 class CommentOrder(StrEnum):

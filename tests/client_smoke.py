@@ -70,6 +70,7 @@ from news_client.models import (
     Error,
     Fields,
     Health,
+    Highlight,
     Language,
     ListOrder,
     OpenAPIDocument,
@@ -78,7 +79,7 @@ from news_client.models import (
     SearchResults,
     ValidationError,
 )
-from news_client.types import Response
+from news_client.types import Response, Unset
 
 operations: set[str] = set()
 errors: set[int] = set()
@@ -210,6 +211,18 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
     )
     assert narrowed.total == found.facets.category[category]
     assert all(isinstance(item, ArticleSummary) for item in narrowed.items)
+    marked: SearchResults = expect(
+        "searchArticles",
+        search_articles.sync_detailed(en, client=client, q=word, highlight=True),
+        200,
+        SearchResults,
+    )
+    highlights = marked.highlights
+    assert not isinstance(highlights, Unset)
+    assert [h.id for h in highlights] == [a.id for a in marked.items]
+    assert all(isinstance(h, Highlight) for h in highlights)
+    assert any("<mark>" in h.title or "<mark>" in h.snippet for h in highlights)
+    assert isinstance(found.highlights, Unset)  # only with highlight=true
     expect(
         "searchArticles",
         search_articles.sync_detailed(

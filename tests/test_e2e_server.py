@@ -126,7 +126,8 @@ def test_every_operation(server: Server) -> None:
 
 
 def test_query_features(server: Server) -> None:
-    """docs/api.md §7 through the real server: dates, order, fields, facets, Link."""
+    """docs/api.md §7 through the real server: dates, order, fields, facets, highlights,
+    Link."""
     records = corpus_records()
     window = "from=2026-02-28T19:00:00-05:00&to=2026-03-01"
     oldest = server.get(f"/api/v1/en/articles?{window}&order=oldest&fields=summary&page_size=2")
@@ -145,6 +146,10 @@ def test_query_features(server: Server) -> None:
     assert (
         body["items"] == [a for a in expected_order(records, "en", "economy")][: len(body["items"])]
     )
+    marked = server.get("/api/v1/en/articles/search?q=paragraph&highlight=true&page_size=3")
+    highlights = marked.json()["highlights"]
+    assert [h["id"] for h in highlights] == [a["id"] for a in marked.json()["items"]]
+    assert all("<mark>paragraph</mark>" in h["snippet"].lower() for h in highlights)
     bad = server.get("/api/v1/en/articles/search?q=x&from=2026-02-01&to=2026-01-01")
     assert bad.status == 422 and bad.json()["detail"][0]["loc"] == ["query", "to"]
 

@@ -3,6 +3,7 @@ on search, facets. Expectations are computed here from the source records."""
 
 from __future__ import annotations
 
+import html
 import json
 from collections import Counter
 from datetime import UTC, datetime, timedelta
@@ -200,3 +201,52 @@ def test_facets_sum_to_total_and_match_category_totals(
     assert sum(facets.values()) == body["total"]
     for category, count in facets.items():
         assert fetch(client, SEARCH, category=category, **query)["total"] == count
+
+
+# -- highlight=true (docs/search.md "Highlights") -----------------------------------------
+
+
+def unmarked(text: str) -> str:
+    return html.unescape(text.replace("<mark>", "").replace("</mark>", ""))
+
+
+@pytest.mark.parametrize("fields", ["full", "summary"])
+@pytest.mark.parametrize(
+    "q", ["paragraph", "title", "paragraph -hello", "hello OR paragraph", '"second paragraph"']
+)
+def test_highlights_align_with_items(
+    client: TestClient, records: Records, q: str, fields: str
+) -> None:
+    plain = client.simulate_get(SEARCH, params={"q": q, "page_size": "7", "fields": fields})
+    marked = client.simulate_get(
+        SEARCH, params={"q": q, "page_size": "7", "fields": fields, "highlight": "true"}
+    )
+    assert marked.status_code == 200
+    body, before = marked.json, plain.json
+    assert "highlights" not in before and before["items"]
+    # Everything else is the page it was; the highlights are one per item, in order.
+    assert {k: v for k, v in body.items() if k != "highlights"} == before
+    assert [h["id"] for h in body["highlights"]] == [a["id"] for a in body["items"]]
+    by_id = {r["id"]: r for r in records if r["language"] == "en"}
+    for h in body["highlights"]:
+        record = by_id[h["id"]]
+        assert unmarked(h["title"]) == record["title"]
+        snippet = unmarked(h["snippet"])
+        assert snippet in record["summary"] or snippet in record["content"]
+        assert len(snippet) <= 240
+    assert any("<mark>" in h["snippet"] or "<mark>" in h["title"] for h in body["highlights"])
+    # Its own ETag: a cache never answers one form with the other.
+    assert marked.headers["etag"] != plain.headers["etag"]
+
+
+def test_highlight_false_is_the_plain_page(client: TestClient) -> None:
+    plain = client.simulate_get(SEARCH, params={"q": "title"})
+    off = client.simulate_get(SEARCH, params={"q": "title", "highlight": "false"})
+    assert off.content == plain.content and off.headers["etag"] == plain.headers["etag"]
+
+
+@pytest.mark.parametrize("value", ["banana", "", "2"])
+def test_highlight_must_be_a_boolean(client: TestClient, value: str) -> None:
+    result = client.simulate_get(SEARCH, params={"q": "title", "highlight": value})
+    assert result.status_code == 422
+    assert [e["loc"] for e in result.json["detail"]] == [["query", "highlight"]]

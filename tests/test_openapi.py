@@ -159,7 +159,20 @@ def test_article_parameters_match_the_spec(doc: dict[str, Any]) -> None:
     assert order["$ref"] == "#/components/schemas/CommentOrder"
     assert doc["components"]["schemas"]["CommentOrder"]["enum"] == ["newest", "oldest"]
     assert set(query(base + "/latest")) == {"limit"}
-    assert set(query(base + "/search")) == {"q", "page", "page_size", "category"} | dated
+    search = query(base + "/search")
+    assert set(search) == {"q", "page", "page_size", "category", "highlight"} | dated
+    assert search["highlight"]["schema"] == {
+        "type": "boolean",
+        "default": False,
+        "examples": [True],
+    }
+    results = doc["components"]["schemas"]["SearchResults"]
+    assert "highlights" in results["properties"] and "highlights" not in results["required"]
+    highlight = doc["components"]["schemas"]["Highlight"]
+    assert set(highlight["required"]) == {"id", "title", "snippet"}
+    for name in ("from", "to"):  # dates or RFC 3339 timestamps, as generated clients type them
+        formats = [s["format"] for s in query(base)[name]["schema"]["anyOf"]]
+        assert formats == ["date", "date-time"]
     schemas = doc["components"]["schemas"]
     assert schemas["ListOrder"]["enum"] == ["newest", "oldest"]
     assert schemas["SearchOrder"]["enum"] == ["relevance", "newest", "oldest"]

@@ -31,6 +31,7 @@ from app.compression import IDENTITY, SEPARATOR
 from app.languages import LANGUAGES
 from app.search import searcher as search
 from app.search.analyzers import get_analyzer
+from app.search.highlight import Highlighter
 from app.search.query import compile_query
 from app.sorted_bytes import SortedBytes
 
@@ -417,6 +418,15 @@ class LanguageData:
         else:
             chosen = ranking.oldest(pos, self._published, start, limit).tolist()
         return total, self.runs_at(chosen), facets
+
+    def highlights(self, query: str, runs: Sequence[Run]) -> bytes:
+        """The `highlights` JSON of a search page: its records (one per run) decoded and
+        marked for the query's positive terms (app/search/highlight.py)."""
+        compiled = compile_query(query, self._analyzer)
+        marker = Highlighter(self._analyzer, compiled.positive_texts)
+        return orjson.dumps(
+            [marker.highlight(orjson.loads(run.segment.record(run.start))) for run in runs]
+        )
 
     def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
         """(total, list positions of the page) for a search query."""

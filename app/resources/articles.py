@@ -91,7 +91,8 @@ class LatestArticles(_BundleResource):
 
 
 class ArticleSearch(_BundleResource):
-    """GET /api/v1/{language}/articles/search?q&page&page_size&category&from&to&order&fields"""
+    """GET /api/v1/{language}/articles/search?q&page&page_size&category&from&to&order&fields
+    &highlight"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
@@ -105,11 +106,23 @@ class ArticleSearch(_BundleResource):
             q, selection, category, start, start + page.page_size
         )
         kind = "summaries" if page.summary else "articles"
-        tail = params.list_tail(page, total, b',"facets":' + facets)
-        body = Composed(kind, params.LIST_HEAD, runs, tail)
+        extra = b',"facets":' + facets
+        if page.highlight:  # the work is done for the returned page only
+            extra += b',"highlights":' + data.highlights(q, runs)
+        body = Composed(kind, params.LIST_HEAD, runs, params.list_tail(page, total, extra))
         # Every search body carries facets since version 1.1 (docs/api.md §7): "facets" in
         # the key gives those bodies new ETags.
-        key = ("search", q, params.page_key(page), page.page_size, "facets", selection, category)
+        key: tuple[object, ...] = (
+            "search",
+            q,
+            params.page_key(page),
+            page.page_size,
+            "facets",
+            selection,
+            category,
+        )
+        if page.highlight:  # requests without it keep their ETag
+            key += ("highlight",)
         resp.set_header("Link", link_header(req, page.page, page.page_size, total))
         etag = _collection_etag(data, *key)
         send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)

@@ -270,16 +270,22 @@ class Analyzer:
             between = fold_accents(between)
         return runs, WORD_RE.findall(between)
 
-    def analyze_query(self, query: str) -> QueryTerms:
+    def query_parts(self, query: str) -> tuple[list[str], list[str]]:
+        """(accent-folded words before stemming, CJK runs before zh folding) of a query:
+        the search terms and the highlighter (app/search/highlight.py) both start here."""
         text = normalize(query)
         if self.cjk:
             runs, words = self.split_cjk_text(text)
-        else:
-            words, runs = [], []
-            for raw in self.raw_tokens(text):
-                token_words, token_runs = self.token_parts(raw.decode("utf-8"))
-                words.extend(token_words)
-                runs.extend(token_runs)
+            return words, runs
+        words, runs = [], []
+        for raw in self.raw_tokens(text):
+            token_words, token_runs = self.token_parts(raw.decode("utf-8"))
+            words.extend(token_words)
+            runs.extend(token_runs)
+        return words, runs
+
+    def analyze_query(self, query: str) -> QueryTerms:
+        words, runs = self.query_parts(query)
         unigrams: list[int] = []
         bigrams: list[int] = []
         trigrams: list[int] = []

@@ -44,7 +44,10 @@ _LIST_KEYS = {"items", "total", "page", "page_size", "total_pages"}
 def a_list(reply: Reply) -> None:
     """A list page, or a search page (which also carries `facets`, docs/api.md §7)."""
     body = reply.json()
-    assert set(body) in (_LIST_KEYS, _LIST_KEYS | {"facets"}), body
+    search = _LIST_KEYS | {"facets"}
+    assert set(body) in (_LIST_KEYS, search, search | {"highlights"}), body
+    if "highlights" in body:
+        assert [h["id"] for h in body["highlights"]] == [a["id"] for a in body["items"]]
     if "facets" in body:
         assert sum(body["facets"]["category"].values()) == body["total"], body
     assert len(body["items"]) <= body["page_size"]
@@ -162,6 +165,10 @@ CASES: tuple[Case, ...] = (
     Case("q-double-dash", "GET", f"/api/v1/en/articles/search?q={Q('--x')}", (200,), empty_list),
     Case("q-only-exclusions", "GET", f"/api/v1/ja/articles/search?q={Q(EXCLUSIONS)}", (200,), empty_list),
     Case("q-phrase-50-words", "GET", f"/api/v1/en/articles/search?q={Q(PHRASE_50)}", (200,), a_list, wire=True),
+    Case("q-operators-200-highlight", "GET", f"/api/v1/en/articles/search?q={Q(SYNTAX_200)}&highlight=true", (200,), a_list, wire=True),
+    Case("q-phrase-50-highlight", "GET", f"/api/v1/en/articles/search?q={Q(PHRASE_50)}&highlight=true&page_size=100", (200,), a_list),
+    Case("q-markup-highlight", "GET", f"/api/v1/en/articles/search?q={Q('<mark>central</mark> &amp; <script>')}&highlight=true", (200,), a_list),
+    Case("highlight-not-bool", "GET", "/api/v1/en/articles/search?q=a&highlight=maybe", (422,), loc("query", "highlight")),
     Case("category-sql", "GET", f"/api/v1/en/articles?category={Q(SQL)}", (200,), empty_list),
     Case("category-shell", "GET", f"/api/v1/ko/articles?category={Q(SHELL)}", (200,), empty_list),
     Case("id-sql", "GET", f"/api/v1/en/articles/{Q(SQL, safe='')}", (404,), wire=True),
