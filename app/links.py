@@ -8,24 +8,32 @@ collection); `prev` and `next` only where that page exists. A page beyond the la
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 import falcon
 
 from app.params import int_text
 
+# RFC 3986 pchar characters other than unreserved ones, kept as they are in a path.
+_PATH_SAFE = "/:@!$&'()*+,;="
+
 
 def link_header(req: falcon.Request, page: int, page_size: int, total: int) -> str:
     last = max(1, -(-total // page_size))
-    kept = [(k, v) for k, v in parse_qsl(req.query_string, keep_blank_values=True) if k != "page"]
-
-    def url(number: int) -> str:
-        return f"{req.path}?{urlencode([*kept, ('page', int_text(number))])}"
-
-    links = [f'<{url(1)}>; rel="first"']
+    # The path is percent-encoded (an article id may hold spaces or Hangul, and a header is
+    # ASCII); the other parameters are encoded once and shared by every link.
+    head = quote(req.path, safe=_PATH_SAFE) + "?"
+    if req.query_string:
+        kept = [
+            (k, v) for k, v in parse_qsl(req.query_string, keep_blank_values=True) if k != "page"
+        ]
+        if kept:
+            head += urlencode(kept) + "&"
+    head += "page="
+    links = [f'<{head}1>; rel="first"']
     if page > 1:
-        links.append(f'<{url(min(page - 1, last))}>; rel="prev"')
+        links.append(f'<{head}{int_text(min(page - 1, last))}>; rel="prev"')
     if page < last:
-        links.append(f'<{url(page + 1)}>; rel="next"')
-    links.append(f'<{url(last)}>; rel="last"')
+        links.append(f'<{head}{int_text(page + 1)}>; rel="next"')
+    links.append(f'<{head}{int_text(last)}>; rel="last"')
     return ", ".join(links)

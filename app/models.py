@@ -10,6 +10,7 @@ Field order is the order keys appear in response bodies.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
@@ -494,6 +495,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _DAY_US = 86_400_000_000
 
 
+@functools.lru_cache(maxsize=512)  # each value is checked, then used, several times a request
 def date_bound_us(value: str, *, end: bool) -> int:
     """Microseconds since the epoch of a `from` (end=False) or `to` (end=True) value.
 

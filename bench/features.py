@@ -185,11 +185,19 @@ PLAN: tuple[tuple[str, str], ...] = (
     ("current", "list"),
     ("current", "list-range"),
     ("current", "list-summary"),
+    ("current", "search-highlight"),
 )
+
+
+_SERVERS = {
+    "gunicorn": "gunicorn (production config, 2 sync workers)",
+    "granian": "granian (the Makefile's GRANIAN_OPTS, 2 workers)",
+}
 
 
 def render(f: dict[str, Any], command: str) -> None:
     s = f["summary"]
+    server = f.get("server", "gunicorn")
 
     def rps(key: str) -> float:
         return float(s[key]["rps_median"])
@@ -201,9 +209,9 @@ def render(f: dict[str, Any], command: str) -> None:
         ("`fields=summary` list page", "current list-summary", "current list", 2.0),
     ]
     lines = [
-        f"## Query features (9 x {f['per_language']:,}, one run)",
+        f"## Query features (9 x {f['per_language']:,}, one run, {server})",
         "",
-        f"`{command}`: gunicorn (production config, 2 sync workers), wrk `-t1 -c32`, "
+        f"`{command}`: {_SERVERS[server]}, wrk `-t1 -c32`, "
         f"{f['duration_s']} s per group and round, {f['rounds']} alternating rounds; medians. "
         f"Baseline: git `{f['baseline']}` with its own bundle (no facets).",
         "",
@@ -240,7 +248,10 @@ def render(f: dict[str, Any], command: str) -> None:
             f"| {excl / plain:.2f} |"
         )
     lines += ["", f"Measured {f['when']}.", ""]
-    sections.write("query-features", "\n".join(lines))
+    server = f.get("server", "gunicorn")
+    sections.write(
+        "query-features" + ("" if server == "gunicorn" else f"-{server}"), "\n".join(lines)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default=BASELINE)
     parser.add_argument("--duration", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--server", choices=("gunicorn", "granian"), default="gunicorn", help="for both codes"
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--docs", action="store_true", help="write docs/benchmarks.md")
     parser.add_argument("--render", type=Path, help="only write the docs from this JSON")
@@ -280,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         layouts.build(ROOT, src, bundles["current"])
         files = url_groups(corpus, scratch)
         for name, code in (("baseline", old_code), ("current", ROOT)):
-            procs[name] = layouts.serve(code, bundles[name], scratch)
+            procs[name] = layouts.serve(code, bundles[name], scratch, args.server)
         check(procs["current"][1], files)
         check(procs["baseline"][1], {"search": files["search"]})
         plan = list(PLAN) + [
@@ -317,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
             "baseline": args.baseline,
             "duration_s": args.duration,
             "rounds": args.rounds,
+            "server": args.server,
             "summary": summary,
             "bytes": {g: body_bytes(port, files[g]) for g in ("list", "list-summary")},
             "when": datetime.now(UTC).strftime("%Y-%m-%dT%H:%MZ"),

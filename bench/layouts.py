@@ -47,15 +47,22 @@ BASELINE = "4afa89d"  # the last commit serving one directory of files per langu
 
 
 def build(code: Path, src: Path, out: Path, *extra: str) -> None:
+    # PYTHONPATH: the script's own directory is first on sys.path, not the code's root, and
+    # the venv's editable install would otherwise import this checkout's builder.
     subprocess.run(
         [PY, "scripts/build_bundles.py", "--src", str(src), "--out", str(out), *extra],
         cwd=code,
+        env={**os.environ, "PYTHONPATH": str(code)},
         check=True,
         stdout=subprocess.DEVNULL,
     )
 
 
-def serve(code: Path, bundle: Path, scratch: Path) -> tuple[subprocess.Popen[bytes], int]:
+def serve(
+    code: Path, bundle: Path, scratch: Path, server: str = "gunicorn"
+) -> tuple[subprocess.Popen[bytes], int]:
+    """`code` serving `bundle` with the production gunicorn configuration (2 sync workers),
+    or with `server="granian"` the Makefile's GRANIAN_OPTS (2 workers)."""
     port = harness.free_port()
     env = {
         **os.environ,
@@ -68,15 +75,27 @@ def serve(code: Path, bundle: Path, scratch: Path) -> tuple[subprocess.Popen[byt
     }
     with (scratch / f"{port}.log").open("wb") as log:
         # From the code's own directory: gunicorn puts its working directory first on sys.path.
+        command = [GUNICORN, "-c", "app/gunicorn_conf.py", "app.wsgi:app"]
+        if server == "granian":
+            command = [
+                str(ROOT / ".venv" / "bin" / "granian"),
+                *["--interface", "wsgi", "--blocking-threads", "1", "--backpressure", "32"],
+                *["--respawn-failed-workers", "--no-access-log", "--workers", "2"],
+                *("--host", "127.0.0.1", "--port", str(port), "app.wsgi:app"),
+            ]
         proc = subprocess.Popen(
-            [GUNICORN, "-c", "app/gunicorn_conf.py", "app.wsgi:app"],
+            command,
             cwd=code,
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    harness.wait_ready(port, proc, "/ready")
+    try:
+        harness.wait_ready(port, proc, "/ready")
+    except RuntimeError as exc:  # say why: the server's own last words
+        tail = (scratch / f"{port}.log").read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"{exc} ({code}):\n{tail}") from None
     return proc, port
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from falcon.testing import TestClient
 
-from tests.helpers import expected_order
+from tests.helpers import KO_ID, article_path, expected_order
 
 _LINK = re.compile(r'<([^>]*)>;\s*rel="([a-z]+)"')
 
@@ -70,3 +70,19 @@ def test_empty_collection_has_first_and_last_page_one(client: TestClient) -> Non
     links = parse_link(result.headers["link"])
     assert set(links) == {"first", "last"}
     assert page_of(links["first"]) == page_of(links["last"]) == 1
+
+
+def test_comment_links_encode_the_article_id(client: TestClient) -> None:
+    """A header is ASCII: an id with Hangul, a space or `%` is percent-encoded (UTF-8)."""
+    for article_id, encoded in ((KO_ID, quote(KO_ID)), ("hello world", "hello%20world")):
+        path = article_path("ko" if article_id == KO_ID else "en", article_id) + "/comments"
+        result = client.simulate_get(path, query_string="page_size=5&order=oldest")
+        assert result.status_code == 200, result.text
+        links = parse_link(result.headers["link"])
+        assert links["first"].isascii() and f"/articles/{encoded}/comments?" in links["first"]
+        assert unquote(urlsplit(links["first"]).path) == unquote(path)
+        assert dict(parse_qsl(urlsplit(links["first"]).query)) == {
+            "page_size": "5",
+            "order": "oldest",
+            "page": "1",
+        }

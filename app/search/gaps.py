@@ -32,17 +32,28 @@ def encode_gaps(npos: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarr
 def decode_gaps(data: np.ndarray, nbytes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Inverse of encode_gaps for consecutive postings of nbytes bytes each (every one at
     least 1): (positions as int64, positions per posting)."""
+    if not data.size:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if int(data.max()) < 0x80:
+        # Every value fits one byte (gaps under 128: most postings): no varint to undo.
+        values = data.astype(np.int64)
+        per_posting = nbytes.astype(np.int64)
+    else:
+        values, per_posting = _varints(data, nbytes)
+    # Positions: running sums of the gaps, restarted at each posting.
+    total = np.cumsum(values)
+    first = np.cumsum(per_posting) - per_posting
+    total -= np.repeat(total[first] - values[first], per_posting)
+    return total, per_posting
+
+
+def _varints(data: np.ndarray, nbytes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(LEB128 values, values per posting) of consecutive postings of nbytes bytes each."""
     b = data.astype(np.int64)
-    if not b.size:
-        return b, np.zeros(0, dtype=np.int64)
     last = b < 0x80  # a value's last byte
     value_of = np.cumsum(last) - last  # value number of each byte
     begins = np.flatnonzero(np.concatenate(([True], last[:-1])))
     k = np.arange(b.size, dtype=np.int64) - begins[value_of]
     values = np.add.reduceat((b & 0x7F) << (7 * k), begins)
     per_posting = np.add.reduceat(last.astype(np.int64), np.cumsum(nbytes) - nbytes)
-    # Positions: running sums of the gaps, restarted at each posting.
-    total = np.cumsum(values)
-    first = np.cumsum(per_posting) - per_posting
-    total -= np.repeat(total[first] - values[first], per_posting)
-    return total, per_posting
+    return values, per_posting
