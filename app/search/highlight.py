@@ -22,12 +22,14 @@ first match and then within the snippet's window.
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from app.search.analyzers import (
     CJK_CLASS,
+    CJK_RUN_RE,
     WORD_RE,
     ZH_PHRASE_RE,
     ZH_PHRASES,
@@ -77,17 +79,22 @@ class Highlighter:
         if not self.stems:
             return []
         spans = []
+        verdicts = self._verdicts
         for match in _TOKEN_RE.finditer(text, start, stop):
+            verdict = verdicts.get(match.group())
+            if verdict is None:
+                verdict = self._word_matches(match.group())
+            if not verdict:
+                continue
             a, b = match.span()
             # A token cut by the window's edge is not a whole word: leave it unmarked.
             if (a == start and a > 0 and _WORD_CHAR_RE.match(text, a - 1)) or (
                 b == stop and b < len(text) and _WORD_CHAR_RE.match(text, b)
             ):
                 continue
-            if self._word_matches(match.group()):
-                spans.append((a, b))
-                if first_only:
-                    break
+            spans.append((a, b))
+            if first_only:
+                break
         return spans
 
     def _cjk_spans(self, text: str) -> list[Span]:
@@ -139,14 +146,26 @@ def _fold(text: str, analyzer: Analyzer) -> tuple[str, list[int] | None, list[in
     folded = normalize(text)
     starts: list[int] | None = None
     ends: list[int] | None = None
-    if len(folded) != len(text):  # NFKC or case folding changed lengths: character by character
+    if len(folded) != len(text):
+        # NFKC or case folding changed lengths somewhere (an ellipsis, a ligature): fold
+        # the stretches between CJK runs and the runs separately, keeping the map exact.
         pieces: list[str] = []
         starts, ends = [], []
-        for i, ch in enumerate(text):
-            piece = normalize(ch)
+        cuts = [0]
+        for match in CJK_RUN_RE.finditer(text):
+            cuts += match.span()
+        cuts.append(len(text))
+        for lo, hi in itertools.pairwise(cuts):
+            piece = normalize(text[lo:hi])
             pieces.append(piece)
-            starts += [i] * len(piece)
-            ends += [i + 1] * len(piece)
+            if len(piece) == hi - lo:
+                starts += range(lo, hi)
+                ends += range(lo + 1, hi + 1)
+            else:  # this stretch changed length: its characters one by one
+                for i in range(lo, hi):
+                    n = len(normalize(text[i]))
+                    starts += [i] * n
+                    ends += [i + 1] * n
         folded = "".join(pieces)
     if not analyzer.zh_fold:
         return folded, starts, ends
