@@ -318,3 +318,25 @@ def test_an_index_of_another_format_is_rebuilt_not_mixed(
     assert not report.incremental
     loaded = Bundle.load(out)  # every segment readable by this code
     assert loaded.languages["en"].search('"election" OR budget', 0, 10)[0] >= 0
+
+
+def test_a_word_left_only_in_retracted_articles_after_a_merge(tmp_path: Path) -> None:
+    """A merge drops a retracted article but keeps its words in the term dictionary, with no
+    postings: a query probing such a word (AND, OR group, exclusion) finds no document with
+    it, as a from-scratch build does, instead of failing."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    x = good("x", title="alpha", summary="s", content="c", tags=[])
+    write_jsonl(src / "a.jsonl", [x, good("y", title="gamma delta", summary="s", content="c")])
+    cli.build(src, out, jobs=1)
+    write_jsonl(src / "a.jsonl", [x])
+    write_jsonl(src / "b.jsonl", [good("z", title="alpha zeta", summary="s", content="c")])
+    report = cli.build_report(src, out, jobs=1)
+    assert report.merged == 1 and report.segments["en"] == 1
+    queries = ["alpha gamma OR zeta", "alpha gamma", "alpha -gamma", 'alpha -"gamma delta"']
+    urls = [f"/api/v1/en/articles/search?q={quote(q)}" for q in queries]
+    assert_same_as_full(src, out, urls, tmp_path)
+    client = TestClient(
+        create_app(Settings(bundle_dir=out, comments_dsn=f"sqlite:///{tmp_path}/c"))
+    )
+    totals = [client.simulate_get(url).json["total"] for url in urls]
+    assert totals == [1, 0, 2, 2]

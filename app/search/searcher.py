@@ -369,14 +369,17 @@ class Searcher:
     def _probe(
         self, cand: np.ndarray, ranges: list[tuple[int, int]], filters: list[tuple[int, int]]
     ) -> np.ndarray:
-        """Keeps the candidates found in every filter range and every scored range."""
+        """Keeps the candidates found in every filter range and every scored range.
+
+        A merge keeps a term whose every document was deleted, with an empty range: no
+        candidate has it (and _lookup needs a non-empty list)."""
         for lo, hi in filters:
-            if not cand.size:
-                break
+            if not cand.size or lo == hi:
+                return cand[:0]
             cand = cand[_lookup(self._np_tridocs[lo:hi], cand)[0]]
         for lo, hi in ranges:
-            if not cand.size:
-                break
+            if not cand.size or lo == hi:
+                return cand[:0]
             cand = cand[_lookup(self._np_docs[lo:hi], cand)[0]]
         return cand
 
