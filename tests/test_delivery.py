@@ -280,7 +280,10 @@ def test_publish_names_the_keys_to_purge(tmp_path: Path, capsys: pytest.CaptureF
     base = [good("keep", category="k"), good("gone", category="y"), good("moved", category="z")]
     write_jsonl(src / "a.jsonl", [*base, good("ko-1", language="ko", category="k")])
     first = cli.build_report(src, out, jobs=1)
-    assert first.purge_keys == [surrogate_keys.language_key(lang) for lang in cli.LANGUAGES]
+    assert first.purge_keys == [
+        *(surrogate_keys.language_key(lang) for lang in cli.LANGUAGES),
+        surrogate_keys.SITE_KEY,
+    ]
     write_jsonl(
         src / "a.jsonl",
         [
@@ -296,6 +299,7 @@ def test_publish_names_the_keys_to_purge(tmp_path: Path, capsys: pytest.CaptureF
         surrogate_keys.collection_key("en"),
         *(surrogate_keys.category_key("en", c) for c in ("w", "x", "y", "z")),
         *(surrogate_keys.article_key("en", i) for i in ("gone", "moved", "new")),
+        surrogate_keys.SITE_KEY,  # the news sitemap lists the new and moved articles
     }
     assert set(printed[2:]) == en  # nothing of ko, of category k, or of the kept article
     assert printed[1].startswith(f"CDN: purge {len(en)} surrogate key(s)")
@@ -307,9 +311,21 @@ def test_publish_names_the_keys_to_purge(tmp_path: Path, capsys: pytest.CaptureF
         ("/api/v1/en/articles/moved", None),
         ("/api/v1/en/articles", "category=w"),
         ("/api/v1/en/articles", None),
+        ("/api/v1/en/feed.atom", None),
+        ("/api/v1/en/feed.rss", "category=w"),
+        ("/api/v1/en/feed.json", "category=y"),  # no article left in y: an empty feed
+        ("/sitemaps/en.xml", None),
+        ("/sitemaps/news.xml", None),
+        ("/sitemap.xml", None),
     ):
         carried = client.simulate_get(path, query_string=query).headers["surrogate-key"].split()
         assert set(carried) & en, (path, carried)
+    # Feeds and sitemaps of an untouched language or category are not purged.
+    for path, query in (("/api/v1/ko/feed.atom", None), ("/api/v1/en/feed.atom", "category=k")):
+        carried = client.simulate_get(path, query_string=query).headers["surrogate-key"].split()
+        assert not set(carried) & en, (path, carried)
+    # A publish that changes nothing purges nothing, the site documents included.
+    assert cli.build_report(src, out, jobs=1).purge_keys == []
 
 
 def test_other_compression_settings_rebuild_from_scratch(

@@ -44,9 +44,12 @@ WORDS = {
     "ko": ["경제", "경제가", "선거", "시장", "서울", "학교", "날씨", "대통령"],
 }
 CATEGORIES = ["politics", "economy", "경제", "sport"]
+STORIES = [None, None, "s1", "s2", "s3", "s4"]
 
 
-def make_article(rng: random.Random, language: str, article_id: str) -> dict:
+def make_article(
+    rng: random.Random, language: str, article_id: str, *, stories: bool = False
+) -> dict:
     words = WORDS[language]
     sep = " " if language == "en" else ""
 
@@ -63,10 +66,23 @@ def make_article(rng: random.Random, language: str, article_id: str) -> dict:
         category=rng.choice(CATEGORIES),
         tags=[rng.choice(words) for _ in range(rng.randint(0, 2))],
         published_at=f"2026-03-0{day}T0{rng.randint(0, 2)}:00:00+09:00",
+        story_id=rng.choice(STORIES) if stories else None,
     )
 
 
+def one_story_per_language(files: dict[str, list[dict]]) -> None:
+    """A story holds one article per language: later duplicates lose their story_id."""
+    seen = set()
+    for name in sorted(files):
+        for record in files[name]:
+            key = (record["language"], record.get("story_id"))
+            if key[1] is not None and key in seen:
+                record["story_id"] = None
+            seen.add(key)
+
+
 def write_tree(src: Path, files: dict[str, list[dict]]) -> None:
+    one_story_per_language(files)
     if src.exists():
         shutil.rmtree(src)
     for name, records in files.items():
@@ -92,6 +108,11 @@ def requests_for(files: dict[str, list[dict]], rng: random.Random) -> list[str]:
         for q in (f'"{a} {b}"', f"{a} -{b}", f"{a} OR {b}", f"{a} {b} OR {c}", f'{c} -"{a} {b}"'):
             urls.append(f"{base}/articles/search?q={quote(q)}&page_size=50")
         urls.append(f"{base}/articles/missing-id")
+        for kind in ("atom", "rss", "json"):
+            urls.append(f"{base}/feed.{kind}")
+            urls += [f"{base}/feed.{kind}?category={quote(c)}" for c in CATEGORIES]
+        urls.append(f"/sitemaps/{language}.xml")
+    urls += ["/sitemap.xml", "/sitemaps/news.xml"]
     for record in records:
         urls.append(f"/api/v1/{record['language']}/articles/{quote(record['id'], safe='')}")
     return urls
@@ -151,11 +172,13 @@ def apply(files: dict[str, list[dict]], op: str, seed: int, counter: list[int]) 
             counter[0] += 1
             language = rng.choice(list(WORDS))
             name = rng.choice(["a.jsonl", "b.jsonl", f"day{counter[0] % 3}.jsonl"])
-            files.setdefault(name, []).append(make_article(rng, language, f"n{counter[0]}"))
+            files.setdefault(name, []).append(
+                make_article(rng, language, f"n{counter[0]}", stories=True)
+            )
     elif op == "change":
         for name, i in rng.sample(everything, min(len(everything), rng.randint(1, 3))):
             old = files[name][i]
-            files[name][i] = make_article(rng, old["language"], old["id"])
+            files[name][i] = make_article(rng, old["language"], old["id"], stories=True)
     elif op == "remove":
         for name, i in sorted(rng.sample(everything, min(len(everything), 2)), reverse=True):
             del files[name][i]
@@ -180,7 +203,9 @@ def test_incremental_builds_serve_what_full_builds_serve(
     rng = random.Random(seed)
     counter = [0]
     files: dict[str, list[dict]] = {
-        "a.jsonl": [make_article(rng, rng.choice(list(WORDS)), f"a{i}") for i in range(8)]
+        "a.jsonl": [
+            make_article(rng, rng.choice(list(WORDS)), f"a{i}", stories=True) for i in range(8)
+        ]
     }
     src, out = tmp / "src", tmp / "out"
     write_tree(src, files)
