@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from app.build import cli, policy
 from app.build.records import SourceError
+from app.bundle import format as fmt
 from app.bundle.reader import Bundle
 from app.config import Settings
 from app.wsgi import create_app
@@ -112,6 +113,8 @@ def requests_for(files: dict[str, list[dict]], rng: random.Random) -> list[str]:
             urls.append(f"{base}/feed.{kind}")
             urls += [f"{base}/feed.{kind}?category={quote(c)}" for c in CATEGORIES]
         urls.append(f"/sitemaps/{language}.xml")
+        # Further pages when a test lowers the page size (past the last one: 404).
+        urls += [f"/sitemaps/{language}-{page}.xml" for page in (2, 3, 4)]
     urls += ["/sitemap.xml", "/sitemaps/news.xml"]
     for record in records:
         urls.append(f"/api/v1/{record['language']}/articles/{quote(record['id'], safe='')}")
@@ -197,8 +200,14 @@ def apply(files: dict[str, list[dict]], op: str, seed: int, counter: list[int]) 
 )
 @given(seed=st.integers(0, 10**6), ops=steps, merge=st.sampled_from(["auto", "none", "all"]))
 def test_incremental_builds_serve_what_full_builds_serve(
-    tmp_path_factory: pytest.TempPathFactory, seed: int, ops: list[Step], merge: str
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    seed: int,
+    ops: list[Step],
+    merge: str,
 ) -> None:
+    # Sitemap pages of 4 URLs: pages start and end inside segments, across deleted documents.
+    monkeypatch.setattr(fmt, "SITEMAP_PAGE_URLS", 4)
     tmp = tmp_path_factory.mktemp("inc")
     rng = random.Random(seed)
     counter = [0]
@@ -343,6 +352,52 @@ def test_an_index_of_another_format_is_rebuilt_not_mixed(
     assert not report.incremental
     loaded = Bundle.load(out)  # every segment readable by this code
     assert loaded.languages["en"].search('"election" OR budget', 0, 10)[0] >= 0
+
+
+def test_a_publish_renders_only_the_feeds_it_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Feeds are rendered and compressed only where their articles changed; the others are
+    the previous objects again, which is what a full build renders (compared after)."""
+    from app.build import generation
+
+    rng = random.Random(17)
+    src, out = tmp_path / "src", tmp_path / "out"
+    base = [make_article(rng, "en", f"b{i}") for i in range(12)]
+    base += [make_article(rng, "ko", f"k{i}") for i in range(5)]
+    write_jsonl(src / "a.jsonl", base)
+    cli.build(src, out, jobs=1)
+    before = json.loads((out / "manifest.json").read_bytes())["languages"]
+    rendered: list[tuple[str, str | None]] = []
+    real = generation.render_feed
+
+    def counting(kind: str, urls: object, language: str, category: str | None, *rest: object):
+        rendered.append((language, category))
+        return real(kind, urls, language, category, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(generation, "render_feed", counting)
+    fresh = {**make_article(rng, "en", "fresh"), "category": "sport"}
+    write_jsonl(src / "b.jsonl", [fresh])
+    assert cli.build_report(src, out, jobs=1).incremental
+    # The language's feed and the category's, in three formats: nothing else.
+    assert set(rendered) == {("en", None), ("en", "sport")}
+    assert len(rendered) == 6
+    after = json.loads((out / "manifest.json").read_bytes())["languages"]
+    assert after["ko"]["feeds"] == before["ko"]["feeds"]
+    for category, obj in before["en"]["feeds"].items():
+        assert (after["en"]["feeds"][category] == obj) == (category not in ("", "sport"))
+    files = {"a.jsonl": base, "b.jsonl": [fresh]}
+    assert_same_as_full(src, out, requests_for(files, rng), tmp_path)
+    # A renderer of another version renders every feed again (here: to the same bytes).
+    rendered.clear()
+    monkeypatch.setattr(generation, "RENDER_VERSION", generation.RENDER_VERSION + 1)
+    assert cli.build_report(src, out, jobs=1).incremental
+    languages = json.loads((out / "manifest.json").read_bytes())["languages"]
+    expected = {(lang, name or None) for lang in cli.LANGUAGES for name in languages[lang]["feeds"]}
+    assert set(rendered) == expected and len(rendered) == 3 * len(expected)
+    assert {lang: languages[lang]["feeds"] for lang in languages} == {
+        lang: after[lang]["feeds"] for lang in after
+    }
 
 
 def test_a_word_left_only_in_retracted_articles_after_a_merge(tmp_path: Path) -> None:
