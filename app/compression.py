@@ -117,14 +117,16 @@ def raw_zstd_frame(data: bytes) -> bytes:
     return bytes(out)
 
 
-# The separator between records, in each encoding. Pieces in a segment are joined by these,
-# as identity records are joined by b",": a run of consecutive records is one slice. br pieces
-# are whole bodies (one article each) and are never composed.
-SEPARATOR = {IDENTITY: b",", GZIP: stored_deflate(b","), ZSTD: raw_zstd_frame(b","), BR: b""}
+def separators(sep: bytes) -> dict[str, bytes]:
+    """The separator between records in each encoding, for records whose identity form is
+    joined by `sep`. Pieces in a segment are joined by these, as identity records are joined
+    by `sep`: a run of consecutive records is one slice. br pieces are whole bodies (one
+    article each) and are never composed."""
+    return {IDENTITY: sep, GZIP: stored_deflate(sep), ZSTD: raw_zstd_frame(sep), BR: b""}
 
 
-def separator(encoding: str) -> bytes:
-    return SEPARATOR[encoding]
+# JSON records (articles, summaries) are joined by commas.
+SEPARATOR = separators(b",")
 
 
 def precompress_br(body: bytes | memoryview) -> bytes:

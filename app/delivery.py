@@ -4,8 +4,8 @@
 Resources describe what they answer, never bytes of one encoding:
 
 - `Composed`: a head, runs of pre-serialised records, a tail (lists, latest, search, one
-  article). Every record exists in identity, gzip and zstd (app.compression); one article
-  also as a whole brotli stream.
+  article, sitemap pages). Every record exists in identity, gzip and zstd
+  (app.compression); one article also as a whole brotli stream.
 - `Precomputed`: a whole static body in each encoding (categories, feeds, sitemaps), made at
   build time by `app.compression.precompress`.
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import falcon
 
 from app import compression
-from app.bundle.reader import Run
-from app.compression import BR, GZIP, IDENTITY, SEPARATOR, ZSTD
+from app.bundle.reader import SEPARATORS, Run
+from app.compression import BR, GZIP, IDENTITY, ZSTD
 from app.errors import APIError
 from app.http_cache import CachePolicy, etag_matches
 from app.negotiation import Offer, choose
@@ -30,8 +30,9 @@ from app.negotiation import Offer, choose
 
 @dataclass(frozen=True, slots=True)
 class Composed:
-    """`head` + the records of `runs` joined by commas + `tail`; `kind` names the records
-    ("articles" or "summaries"). `br` is the whole body as brotli, when stored (one article)."""
+    """`head` + the records of `runs` joined by their separator + `tail`; `kind` names the
+    records (app.bundle.format.RECORDS: "articles", "summaries" or "sitemap"). `br` is the
+    whole body as brotli, when stored (one article)."""
 
     kind: str
     head: bytes
@@ -54,7 +55,7 @@ def _records(body: Composed, encoding: str) -> list[memoryview | bytes]:
     """The runs' slices in `encoding`, with the separators between them."""
     if not body.runs:
         return []
-    sep = SEPARATOR[encoding]
+    sep = SEPARATORS[body.kind][encoding]
     parts: list[memoryview | bytes] = [sep] * (2 * len(body.runs) - 1)
     parts[::2] = [run.encoded(body.kind, encoding) for run in body.runs]
     return parts

@@ -151,6 +151,9 @@ class Article(BaseModel):
     published_at: Timestamp
     updated_at: Timestamp
     """Equals `published_at` when the article was never updated."""
+    translations: dict[str, str] = Field(default={}, examples=[{"en": "en-0001"}])
+    """The same story in the other languages: language code -> article id (`{}` when none).
+    Set by the builder from `story_id`; a source line cannot set it."""
 
     @model_validator(mode="before")
     @classmethod
@@ -166,6 +169,32 @@ class Article(BaseModel):
         if published is not None and value < published:
             raise ValueError("is earlier than published_at")
         return value
+
+
+def _story_id(value: str) -> str:
+    if len(value) > MAX_ID_CHARS:
+        raise ValueError(f"is {len(value)} characters, the maximum is {MAX_ID_CHARS}")
+    if _has_control(value):
+        raise ValueError(f"must not contain control characters: {value!r}")
+    return value
+
+
+StoryId = Annotated[StrictStr, Field(min_length=1), AfterValidator(_story_id)]
+
+
+class SourceArticle(Article):
+    """One line of a source file (docs/api.md §6, §8): an Article without `translations`,
+    which the builder derives, plus the optional `story_id` that links translations."""
+
+    story_id: StoryId | None = None
+    """Articles of different languages with the same story_id are one story."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_translations(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "translations" in data:
+            return {k: v for k, v in data.items() if k != "translations"}
+        return data
 
 
 class ArticleSummary(BaseModel):
@@ -611,6 +640,19 @@ class ArticleListQuery(FilterQuery):
             examples=["oldest"],
         ),
     ] = ListOrder.newest
+
+
+class FeedQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    category: Annotated[
+        str | None,
+        Field(
+            description="Exact, case-sensitive category; empty means every category. A category"
+            " with no article gives a valid feed without entries.",
+            examples=["politics"],
+        ),
+    ] = None
 
 
 class LatestQuery(BaseModel):

@@ -10,6 +10,7 @@ no body.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -43,6 +44,8 @@ REQUEST_MODELS: tuple[type[BaseModel], ...] = (m.CommentCreate, m.CommentCountsR
 
 TAGS = [
     {"name": "articles", "description": "Published articles, categories and search."},
+    {"name": "feeds", "description": "Atom, RSS and JSON feeds of the newest articles."},
+    {"name": "sitemaps", "description": "Sitemaps for crawlers: per language, and news."},
     {"name": "comments", "description": "Readers' comments on articles; never cached."},
     {"name": "operations", "description": "Liveness, readiness and this document."},
 ]
@@ -58,6 +61,12 @@ PATH_PARAMETERS: dict[str, dict[str, Any]] = {
         " `%EA%B2%BD`).",
         "schema": {"type": "string", "minLength": 1, "maxLength": m.ID_MAX},
         "example": "en-0001",
+    },
+    "sitemap": {
+        "description": "`news`, a language code (page 1 of its sitemap), or a language code"
+        " and a page number from 2 (`en-2`), as the sitemap index lists them.",
+        "schema": {"type": "string", "pattern": "^[a-z_]+(-[1-9][0-9]*)?$"},
+        "example": "en",
     },
     "comment_id": {
         "description": "Comment id, as returned when the comment was created.",
@@ -83,8 +92,9 @@ ACCEPT_ENCODING = {
     "in": "header",
     "required": False,
     "description": "Content codings the client reads (RFC 9110, 12.5.3): `gzip`, `br`, `zstd`"
-    " with q-values, `*` and `identity;q=0`. Article pages come precompressed in gzip and"
-    " zstd, one article and categories also in br. Without the header the body is identity;"
+    " with q-values, `*` and `identity;q=0`. Article pages and sitemap pages come"
+    " precompressed in gzip and zstd; one article, categories, feeds, the sitemap index and"
+    " the news sitemap also in br. Without the header the body is identity;"
     " 406 only when identity is refused and no offered coding is acceptable.",
     "schema": {"type": "string"},
     "example": "gzip, br",
@@ -105,8 +115,9 @@ RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
     },
     "Surrogate-Key": {
         "description": "Space-separated keys naming what the answer depends on, for a CDN to"
-        " purge: `lang-<language>`, `list-<language>` (collections), `cat-<hash>` (a"
-        " category's pages), `art-<hash>` (one article). docs/delivery.md has the grammar.",
+        " purge: `lang-<language>`, `list-<language>` (collections, feeds, sitemap pages),"
+        " `cat-<hash>` (a category's pages and feeds), `art-<hash>` (one article), `site`"
+        " (the sitemap index and the news sitemap). docs/delivery.md has the grammar.",
         **_STRING,
     },
     "No-Store": {"description": "Always `no-store`.", **_STRING},
@@ -299,7 +310,7 @@ def _head(get: dict[str, Any]) -> dict[str, Any]:
 
 
 def _path_names(path: str) -> list[str]:
-    return [part[1:-1] for part in path.split("/") if part.startswith("{")]
+    return re.findall(r"\{(\w+)\}", path)
 
 
 def openapi_document() -> dict[str, Any]:

@@ -78,6 +78,37 @@ TEXTS: dict[str, tuple[str, str, str]] = {
         "Every category that has at least one article, by Unicode code point.",
         "Categories.",
     ),
+    "getAtomFeed": (
+        "Atom feed of a language",
+        "The newest 50 articles (of one category with `category`) as Atom 1.0 (RFC 4287)."
+        " Entry ids are tag URIs of the language and article id: they never change. Links use"
+        " the public article URL the bundle was built with. An unknown category gives a valid"
+        " feed without entries.",
+        "An Atom 1.0 feed.",
+    ),
+    "getRssFeed": (
+        "RSS feed of a language",
+        "The same articles as the Atom feed, as RSS 2.0; `guid` is the entry id.",
+        "An RSS 2.0 feed.",
+    ),
+    "getJsonFeed": (
+        "JSON Feed of a language",
+        "The same articles as the Atom feed, as JSON Feed 1.1 (https://www.jsonfeed.org/version/1.1/).",
+        "A JSON Feed 1.1 document.",
+    ),
+    "getSitemapIndex": (
+        "Sitemap index",
+        "Every page of every language's sitemap (50,000 URLs a page), then the news sitemap.",
+        "A sitemaps.org sitemap index.",
+    ),
+    "getSitemap": (
+        "A sitemap page, or the news sitemap",
+        "`{language}.xml` and `{language}-{page}.xml`: every article's public URL with"
+        " `lastmod` = `updated_at` and `xhtml:link` hreflang alternates for itself and its"
+        " translations, newest first. `news.xml`: Google News sitemap of the articles published"
+        " in the 48 hours before the newest article of the bundle, at most 1,000.",
+        "A sitemaps.org urlset.",
+    ),
     "listComments": (
         "List the comments of an article",
         "Newest first, or oldest first with `order=oldest`.",
@@ -180,6 +211,50 @@ _CREATE_ERRORS = {
 }
 _COMMENT_404 = {404: "Article not found, or Comment not found."}
 _ARRAY_OF_SUMMARIES = {"type": "array", "items": {"$ref": "#/components/schemas/ArticleSummary"}}
+_ATOM_EXAMPLE = (
+    '<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom"'
+    ' xml:lang="en">\n<id>tag:news-article-api,2026:en/feed</id>\n<title>News (en)</title>'
+    "\n<updated>2026-11-20T08:30:00Z</updated>\n...</feed>\n"
+)
+_RSS_EXAMPLE = (
+    '<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0">\n<channel>\n'
+    "<title>News (en)</title>\n...</channel>\n</rss>\n"
+)
+_SITEMAP_EXAMPLE = (
+    '<?xml version="1.0" encoding="utf-8"?>\n<urlset'
+    ' xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n<url><loc>'
+    "http://127.0.0.1:8000/api/v1/en/articles/en-0001</loc><lastmod>2026-11-20T08:30:00Z"
+    "</lastmod></url>\n</urlset>\n"
+)
+_XML = {"type": "string", "examples": [_SITEMAP_EXAMPLE]}
+_JSON_FEED = {
+    "type": "object",
+    "description": "JSON Feed 1.1 (https://www.jsonfeed.org/version/1.1/).",
+    "required": ["version", "title", "items"],
+    "properties": {
+        "version": {"type": "string", "const": "https://jsonfeed.org/version/1.1"},
+        "title": {"type": "string"},
+        "home_page_url": {"type": "string"},
+        "feed_url": {"type": "string"},
+        "language": {"type": "string"},
+        "items": {"type": "array", "items": {"type": "object"}},
+    },
+    "examples": [
+        {
+            "version": "https://jsonfeed.org/version/1.1",
+            "title": "News (en)",
+            "items": [
+                {
+                    "id": "tag:news-article-api,2026:en/articles/en-0001",
+                    "url": "http://127.0.0.1:8000/api/v1/en/articles/en-0001",
+                    "title": "A title",
+                    "content_text": "Body text.",
+                }
+            ],
+        }
+    ],
+}
+_NO_SITEMAP = {404: "No such sitemap (or page)."}
 _CATEGORIES = {"type": "array", "items": {"type": "string"}, "examples": [["economy", "경제"]]}
 
 ROUTES: tuple[Route, ...] = (
@@ -240,6 +315,62 @@ ROUTES: tuple[Route, ...] = (
         "categories",
         "articles",
         (Operation("listCategories", _CATEGORIES),),
+        cache="public",
+    ),
+    Route(
+        f"{API}/feed.atom",
+        "feed_atom",
+        "feeds",
+        (
+            Operation(
+                "getAtomFeed",
+                {"type": "string", "examples": [_ATOM_EXAMPLE]},
+                query=m.FeedQuery,
+                media_type="application/atom+xml",
+            ),
+        ),
+        cache="public",
+    ),
+    Route(
+        f"{API}/feed.rss",
+        "feed_rss",
+        "feeds",
+        (
+            Operation(
+                "getRssFeed",
+                {"type": "string", "examples": [_RSS_EXAMPLE]},
+                query=m.FeedQuery,
+                media_type="application/rss+xml",
+            ),
+        ),
+        cache="public",
+    ),
+    Route(
+        f"{API}/feed.json",
+        "feed_json",
+        "feeds",
+        (
+            Operation(
+                "getJsonFeed",
+                _JSON_FEED,
+                query=m.FeedQuery,
+                media_type="application/feed+json",
+            ),
+        ),
+        cache="public",
+    ),
+    Route(
+        "/sitemap.xml",
+        "sitemap_index",
+        "sitemaps",
+        (Operation("getSitemapIndex", _XML, media_type="application/xml"),),
+        cache="public",
+    ),
+    Route(
+        "/sitemaps/{sitemap}.xml",
+        "sitemap",
+        "sitemaps",
+        (Operation("getSitemap", _XML, media_type="application/xml", errors=_NO_SITEMAP),),
         cache="public",
     ),
     Route(

@@ -6,14 +6,19 @@ Grammar (ASCII, lower case, no spaces or commas, at most 45 characters: safe for
 
     lang-<language>        every response of the language (purge-all for one language)
     list-<language>        collections of the language: unfiltered lists, latest, search,
-                           categories; any publish that touches the language changes them
-    cat-<16 hex>           category pages of one category (language and name, hashed)
+                           categories, the feeds of all categories, sitemap pages; any
+                           publish that touches the language changes them
+    cat-<16 hex>           category pages and feeds of one category (language and name,
+                           hashed)
     art-<16 hex>           one article (language and id, hashed: ids may hold any character)
+    site                   documents that span languages: the sitemap index, the news sitemap
 """
 
 from __future__ import annotations
 
 import hashlib
+
+SITE_KEY = "site"
 
 
 def _digest(language: str, name: str) -> str:
@@ -48,3 +53,10 @@ def category_page(language: str, category: str) -> str:
 
 def article(language: str, article_id: str) -> str:
     return f"{language_key(language)} {article_key(language, article_id)}"
+
+
+def category_feed(language: str, category: str, known: bool) -> str:
+    """A feed of one category. The feed of a category with no article is rendered with the
+    language's newest time, so it depends on the language's collections too."""
+    keys = category_page(language, category)
+    return keys if known else f"{keys} {collection_key(language)}"

@@ -24,7 +24,7 @@ from app.http_cache import CachePolicy
 from app.metrics import Metrics, MetricsResource
 from app.middleware import SecurityHeaders
 from app.openapi import openapi_document
-from app.resources import articles, docs, ops
+from app.resources import articles, docs, feeds, ops
 
 log = logging.getLogger("app")
 
@@ -52,6 +52,11 @@ def create_app(settings: Settings | None = None) -> falcon.App:
         "search": articles.ArticleSearch(store, age),
         "article": articles.ArticleItem(store, age),
         "categories": articles.Categories(store, age),
+        "feed_atom": feeds.Feed(store, age, "atom"),
+        "feed_rss": feeds.Feed(store, age, "rss"),
+        "feed_json": feeds.Feed(store, age, "json"),
+        "sitemap_index": feeds.SitemapIndex(store, age),
+        "sitemap": feeds.Sitemap(store, age),
         **comments.resources(),
         "health": ops.Health(),
         "ready": ops.Ready(store, comments.ready_problem),

@@ -563,12 +563,30 @@ def categories_for(lang: str, seed: int) -> tuple[str, ...]:
     return tuple(rng.sample(CATEGORIES[lang], rng.randint(8, 12)))
 
 
+# Share of article numbers that are a story told in several languages (docs/delivery.md,
+# "Translations"): article n of each chosen language carries story_id "story-n".
+STORY_SHARE = 0.3
+
+
+def story_for(lang: str, n: int, seed: int) -> str | None:
+    """The story of article number n in `lang`, from its own generator so that adding
+    stories left every other field of the corpus as it was."""
+    rng = random.Random(f"story-{seed}-{n}")
+    if rng.random() >= STORY_SHARE:
+        return None
+    return f"story-{n}" if lang in rng.sample(LANGUAGES, rng.randint(2, len(LANGUAGES))) else None
+
+
 def generate_language(lang: str, per_language: int, seed: int) -> Iterator[dict[str, object]]:
     rng = random.Random(f"corpus-{seed}-{lang}")  # str seeds are stable across processes
     v = vocab_for(lang)
     cats = categories_for(lang, seed)
     for n, article_id in enumerate(ids_for(lang, per_language), start=1):
-        yield article(rng, lang, v, n, article_id, cats)
+        record = article(rng, lang, v, n, article_id, cats)
+        story = story_for(lang, n, seed)
+        if story is not None:
+            record["story_id"] = story
+        yield record
 
 
 def _query_words(rng: random.Random, lang: str, title: str, v: Vocab) -> str:

@@ -46,6 +46,14 @@ from news_client.api.comments import (
     list_comments,
     list_comments_head,
 )
+from news_client.api.feeds import (
+    get_atom_feed,
+    get_atom_feed_head,
+    get_json_feed,
+    get_json_feed_head,
+    get_rss_feed,
+    get_rss_feed_head,
+)
 from news_client.api.operations import (
     health,
     health_head,
@@ -55,6 +63,12 @@ from news_client.api.operations import (
     openapi_head,
     ready,
     ready_head,
+)
+from news_client.api.sitemaps import (
+    get_sitemap,
+    get_sitemap_head,
+    get_sitemap_index,
+    get_sitemap_index_head,
 )
 from news_client.models import (
     Article,
@@ -69,6 +83,7 @@ from news_client.models import (
     CommentOrder,
     Error,
     Fields,
+    GetJsonFeedResponse200,
     Health,
     Highlight,
     Language,
@@ -248,6 +263,40 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
     )
     assert article.category in categories
     expect("listCategoriesHead", list_categories_head.sync_detailed(en, client=client), 200, None)
+
+    # -- feeds and sitemaps: XML as text, the JSON Feed as its model -------------------------
+    atom = expect("getAtomFeed", get_atom_feed.sync_detailed(en, client=client), 200, str)
+    assert atom.startswith("<?xml") and f"/articles/{article.id}" in atom
+    expect(
+        "getAtomFeed",
+        get_atom_feed.sync_detailed(en, client=client, category=article.category),
+        200,
+        str,
+    )
+    expect("getAtomFeedHead", get_atom_feed_head.sync_detailed(en, client=client), 200, None)
+    rss = expect("getRssFeed", get_rss_feed.sync_detailed(en, client=client), 200, str)
+    assert "<rss" in rss
+    expect("getRssFeedHead", get_rss_feed_head.sync_detailed(en, client=client), 200, None)
+    feed: GetJsonFeedResponse200 = expect(
+        "getJsonFeed", get_json_feed.sync_detailed(en, client=client), 200, GetJsonFeedResponse200
+    )
+    assert feed.version == "https://jsonfeed.org/version/1.1" and feed.items
+    expect("getJsonFeedHead", get_json_feed_head.sync_detailed(en, client=client), 200, None)
+    feed_etag = get_json_feed.sync_detailed(en, client=client).headers["etag"]
+    expect(
+        "getJsonFeed",
+        get_json_feed.sync_detailed(en, client=client, if_none_match=feed_etag),
+        304,
+        None,
+    )
+    index = expect("getSitemapIndex", get_sitemap_index.sync_detailed(client=client), 200, str)
+    assert "/sitemaps/en.xml" in index and "/sitemaps/news.xml" in index
+    expect("getSitemapIndexHead", get_sitemap_index_head.sync_detailed(client=client), 200, None)
+    page_xml = expect("getSitemap", get_sitemap.sync_detailed("en", client=client), 200, str)
+    assert "<urlset" in page_xml
+    expect("getSitemap", get_sitemap.sync_detailed("news", client=client), 200, str)
+    expect("getSitemapHead", get_sitemap_head.sync_detailed("en", client=client), 200, None)
+    expect("getSitemap", get_sitemap.sync_detailed("en-99", client=client), 404, Error)
 
     # -- comments ----------------------------------------------------------------------------
     aid = article.id

@@ -31,6 +31,7 @@ ARTICLE_FIELDS = frozenset(
         "image_url",
         "published_at",
         "updated_at",
+        "translations",
     }
 )
 SUMMARY_FIELDS = frozenset(
@@ -123,7 +124,9 @@ def corpus_records() -> list[dict[str, Any]]:
             )
         )
     # One instant written three ways: ordering then falls to id ascending.
-    records.append(_article("en", "tie-c", "2026-03-01T09:00:00+09:00", "economy"))
+    records.append(
+        _article("en", "tie-c", "2026-03-01T09:00:00+09:00", "economy", story_id="chips")
+    )
     records.append(_article("en", "tie-a", "2026-02-28T19:00:00-05:00", "economy"))
     records.append(_article("en", "tie-b", "2026-03-01T00:00:00Z", "economy"))
     # An offset that moves the date back across a year boundary, with a later update.
@@ -150,6 +153,7 @@ def corpus_records() -> list[dict[str, Any]]:
             content="한국은행은 경제가 회복세를 보인다고 밝혔다.\n\n전문가들은 신중한 입장이다.",
             tags=["경제", "한국은행"],
             author="김기자",
+            story_id="economy-2026-04",
         ),
         _article(
             "ko",
@@ -160,7 +164,9 @@ def corpus_records() -> list[dict[str, Any]]:
             summary="국회가 내년도 예산안을 통과시켰다.",
             content="여야는 합의에 도달했다.",
         ),
-        _article("ko", "it-1", "2026-03-30T18:00:00Z", "IT", title="반도체 수출 증가"),
+        _article(
+            "ko", "it-1", "2026-03-30T18:00:00Z", "IT", title="반도체 수출 증가", story_id="chips"
+        ),
         _article("ko", "shared-id", "2026-03-29T00:00:00Z", "경제", title="공유 아이디 기사"),
         _article(
             "ja",
@@ -170,6 +176,7 @@ def corpus_records() -> list[dict[str, Any]]:
             title="日本経済は回復へ",
             summary="日本経済は緩やかに回復している。",
             content="政府は景気判断を据え置いた。",
+            story_id="economy-2026-04",
         ),
         _article("ja", "ＡＢＣ", "2026-04-02T08:00:00+09:00", "社会", title="全角の識別子"),
         _article("ja", "ABC", "2026-04-01T08:00:00+09:00", "社会", title="半角の識別子"),
@@ -181,6 +188,7 @@ def corpus_records() -> list[dict[str, Any]]:
             title="臺灣經濟成長",
             summary="主計總處公布最新經濟數據。",
             content="出口表現強勁。",
+            story_id="economy-2026-04",
         ),
         _article("zh_tw", "tw-2", "2026-04-03T10:00:00+08:00", "政治", title="立法院會議"),
         _article(
@@ -191,6 +199,7 @@ def corpus_records() -> list[dict[str, Any]]:
             title="L'économie française progresse",
             summary="La croissance dépasse les prévisions.",
             content="Les économistes sont surpris.",
+            story_id="economy-2026-04",
         ),
         _article("fr", "élections", "2026-04-06T10:00:00+02:00", "politique", title="Élections"),
     ]
@@ -253,7 +262,25 @@ def utc(ts: str) -> str:
     return datetime.fromisoformat(ts).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def expected_article(record: Mapping[str, Any]) -> dict[str, Any]:
+def expected_translations(
+    record: Mapping[str, Any], records: Iterable[Mapping[str, Any]]
+) -> dict[str, str]:
+    """The story's other languages (docs/api.md §8), computed independently of the builder."""
+    story = record.get("story_id")
+    if story is None:
+        return {}
+    found = {
+        r["language"]: r["id"]
+        for r in records
+        if r.get("story_id") == story and r["language"] != record["language"]
+    }
+    return {lang: found[lang] for lang in LANGUAGES if lang in found}
+
+
+def expected_article(
+    record: Mapping[str, Any], records: Iterable[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    """The Article of `record`; `records` (the whole source) decides its translations."""
     published = utc(record["published_at"])
     updated = record.get("updated_at")
     return {
@@ -268,6 +295,7 @@ def expected_article(record: Mapping[str, Any]) -> dict[str, Any]:
         "image_url": record.get("image_url"),
         "published_at": published,
         "updated_at": utc(updated) if updated else published,
+        "translations": expected_translations(record, records),
     }
 
 
@@ -280,6 +308,7 @@ def expected_order(
     records: Iterable[Mapping[str, Any]], language: str, category: str | None = None
 ) -> list[dict[str, Any]]:
     """published_at descending, then id ascending (code point order)."""
+    records = list(records)
     chosen = [
         r
         for r in records
@@ -289,7 +318,7 @@ def expected_order(
     ordered = sorted(
         by_id, key=lambda r: datetime.fromisoformat(r["published_at"]).timestamp(), reverse=True
     )
-    return [expected_article(r) for r in ordered]
+    return [expected_article(r, records) for r in ordered]
 
 
 def expected_summaries(records: Iterable[Mapping[str, Any]], language: str) -> list[dict[str, Any]]:

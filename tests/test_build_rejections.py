@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from app.build import cli
+from app.build.records import SourceError
 from app.config import PROJECT_ROOT
 from tests.helpers import good, leftovers, tree_digest, write_jsonl
 
@@ -247,3 +248,50 @@ def test_first_build_failure_creates_nothing(
     assert cli.main(["--src", str(src), "--out", str(out)]) != 0
     assert not out.exists()
     assert leftovers(out) == []
+
+
+def test_duplicate_story_id_within_language(
+    tmp_path: Path, out_with_bundle: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "src"
+    first = write_jsonl(src / "a.jsonl", [good("a", story_id="s"), good("fr-a", language="fr")])
+    second = write_jsonl(src / "b.jsonl", [good("b", story_id="s")])
+    before = tree_digest(out_with_bundle)
+    capsys.readouterr()
+    rc = cli.main(["--src", str(src), "--out", str(out_with_bundle)])
+    stderr = capsys.readouterr().err
+    _assert_rejected(out_with_bundle, before, rc, stderr, f"{second}:1", "'story_id'")
+    assert f"{first}:1" in stderr
+
+
+def test_duplicate_story_id_against_a_kept_article(tmp_path: Path) -> None:
+    src, out = tmp_path / "src", tmp_path / "out"
+    first = write_jsonl(src / "a.jsonl", [good("a", story_id="s"), good("x")])
+    assert cli.main(["--src", str(src), "--out", str(out)]) == 0
+    before = tree_digest(out)
+    second = write_jsonl(src / "b.jsonl", [good("b", story_id="s")])
+    with pytest.raises(SourceError) as exc:
+        cli.build(src, out, jobs=1)
+    assert exc.value.problems == [
+        f"{second}:1: field 'story_id': duplicate story_id 's' in language 'en' "
+        f"(first at {first}:1)"
+    ]
+    assert tree_digest(out) == before
+
+
+@pytest.mark.parametrize("story_id", [7, "", "a\x01b", "x" * 201, ["s"]])
+def test_bad_story_id(tmp_path: Path, out_with_bundle: Path, story_id: object) -> None:
+    src = tmp_path / "src"
+    path = write_jsonl(src / "a.jsonl", [good("fine"), good("bad", story_id=story_id)])
+    before = tree_digest(out_with_bundle)
+    with pytest.raises(SourceError) as exc:
+        cli.build(src, out_with_bundle, jobs=1)
+    assert len(exc.value.problems) == 1
+    assert exc.value.problems[0].startswith(f"{path}:2: field 'story_id': ")
+    assert tree_digest(out_with_bundle) == before
+
+
+def test_same_story_in_two_languages_is_one_story(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    write_jsonl(src / "a.jsonl", [good("a", story_id="s"), good("b", language="fr", story_id="s")])
+    assert cli.main(["--src", str(src), "--out", str(tmp_path / "out")]) == 0

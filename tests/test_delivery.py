@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 
 from app import compression, negotiation, surrogate_keys
 from app.build import cli
+from app.bundle import format as fmt
+from app.bundle.reader import Bundle
 from app.compression import CODEC_ID
 from app.config import Settings
 from app.wsgi import create_app
@@ -73,7 +75,9 @@ def ids_of(client: TestClient, language: str) -> list[str]:
     language=st.sampled_from(POPULATED),
     page=st.integers(1, 8),
     size=st.integers(1, 100),
-    endpoint=st.sampled_from(["list", "category", "latest", "search", "get", "categories"]),
+    endpoint=st.sampled_from(
+        ["list", "category", "latest", "search", "get", "categories", "feed", "sitemap"]
+    ),
     word=st.sampled_from(WORDS),
     pick=st.integers(0, 10**6),
 )
@@ -101,13 +105,27 @@ def test_every_encoding_decodes_to_the_identity_body(
     elif endpoint == "get":
         ids = ids_of(client, language)
         assert_codings_match(client, article_path(language, ids[pick % len(ids)]))
+    elif endpoint == "feed":
+        categories = client.simulate_get(f"{base}/categories").json
+        choices = [None, "no such category", *categories]
+        category = choices[pick % len(choices)]
+        kind = ("atom", "rss", "json")[page % 3]
+        query = None if category is None else f"category={quote(category)}"
+        assert_codings_match(client, f"{base}/feed.{kind}", query)
+    elif endpoint == "sitemap":
+        assert_codings_match(client, f"/sitemaps/{language}.xml")
+        assert_codings_match(client, ("/sitemap.xml", "/sitemaps/news.xml")[pick % 2])
     else:
         assert_codings_match(client, f"{base}/categories")
 
 
-def test_pages_across_segments_and_deletions_decode(tmp_path: Path) -> None:
+def test_pages_across_segments_and_deletions_decode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Pieces from several segments, with deleted documents between them: pages join one
-    run per article and still decode exactly."""
+    run per article (sitemap pages: per run of consecutive records) and still decode
+    exactly."""
+    monkeypatch.setattr(fmt, "SITEMAP_PAGE_URLS", 9)  # sitemap pages cross segments too
     rng = random.Random(4)
     src, out = tmp_path / "src", tmp_path / "out"
     records: list[dict[str, Any]] = []
@@ -134,6 +152,13 @@ def test_pages_across_segments_and_deletions_decode(tmp_path: Path) -> None:
     assert_codings_match(client, "/api/v1/en/articles/latest", "limit=50")
     assert_codings_match(client, "/api/v1/en/articles/search", "q=title&page_size=100")
     assert_codings_match(client, "/api/v1/en/articles/d0-0")
+    assert Bundle.load(out).languages["en"].segment_count == 3
+    for page in ("en", "en-2", "en-3", "en-4"):
+        assert_codings_match(client, f"/sitemaps/{page}.xml")
+    assert client.simulate_get("/sitemaps/en-5.xml").status_code == 404
+    for kind in ("atom", "rss", "json"):
+        assert_codings_match(client, f"/api/v1/en/feed.{kind}")
+        assert_codings_match(client, f"/api/v1/en/feed.{kind}", "category=b")
 
 
 @pytest.mark.parametrize("coding", CODINGS)
@@ -144,6 +169,12 @@ def test_each_encoding_has_its_own_etag_and_304(client: TestClient, coding: str)
         ("/api/v1/en/articles/search", "q=title"),
         (article_path("ko", KO_ID), None),
         ("/api/v1/en/categories", None),
+        ("/api/v1/en/feed.atom", None),
+        ("/api/v1/ko/feed.json", "category=경제"),
+        ("/api/v1/en/feed.rss", "category=nothing-here"),
+        ("/sitemap.xml", None),
+        ("/sitemaps/ja.xml", None),
+        ("/sitemaps/news.xml", None),
     ):
         identity = fetch(client, path, query, None).headers["etag"]
         first = fetch(client, path, query, coding)
@@ -169,6 +200,12 @@ def test_browser_header_gets_a_free_encoding_and_the_smallest(client: TestClient
     one = client.simulate_get(article_path("ko", KO_ID), headers=browser)
     sizes = {c: len(fetch(client, article_path("ko", KO_ID), None, c).content) for c in CODINGS}
     assert one.headers["content-encoding"] == min(("br", "zstd"), key=lambda c: (sizes[c], c))
+    sitemap = client.simulate_get("/sitemaps/en.xml", headers=browser)
+    assert sitemap.headers["content-encoding"] == "zstd"  # composed like a list page
+    for path in ("/api/v1/en/feed.atom", "/sitemaps/news.xml"):  # whole documents, as stored
+        sizes = {c: len(fetch(client, path, None, c).content) for c in CODINGS}
+        chosen = client.simulate_get(path, headers=browser).headers["content-encoding"]
+        assert sizes[chosen] == min(sizes.values()), (path, sizes)
 
 
 def test_surrogate_keys(client: TestClient) -> None:
@@ -184,9 +221,26 @@ def test_surrogate_keys(client: TestClient) -> None:
         "lang-en",
         surrogate_keys.category_key("en", "politics"),
     ]
-    for path in ("/api/v1/en/articles/latest", "/api/v1/en/categories"):
+    for path in (
+        "/api/v1/en/articles/latest",
+        "/api/v1/en/categories",
+        "/api/v1/en/feed.atom",
+        "/api/v1/en/feed.json",
+        "/sitemaps/en.xml",
+    ):
         keys = client.simulate_get(path).headers["surrogate-key"].split()
-        assert keys == ["lang-en", "list-en"]
+        assert keys == ["lang-en", "list-en"], path
+    feed = client.simulate_get("/api/v1/en/feed.rss", query_string="category=politics")
+    assert feed.headers["surrogate-key"] == cat.headers["surrogate-key"]
+    # A category with no article: its empty feed shows the language's newest time.
+    empty = client.simulate_get("/api/v1/en/feed.rss", query_string="category=nothing")
+    assert empty.headers["surrogate-key"].split() == [
+        "lang-en",
+        surrogate_keys.category_key("en", "nothing"),
+        "list-en",
+    ]
+    for path in ("/sitemap.xml", "/sitemaps/news.xml"):
+        assert client.simulate_get(path).headers["surrogate-key"] == surrogate_keys.SITE_KEY
     weird = ["a b", "x,y", "\u0000", "é" * 200, "\ud800"]
     for key in [surrogate_keys.article_key("en", i) for i in weird] + ["lang-zh_cn"]:
         assert KEY.match(key), key
@@ -194,7 +248,14 @@ def test_surrogate_keys(client: TestClient) -> None:
 
 
 def test_cache_control_carries_stale_directives(client: TestClient) -> None:
-    for path in ("/api/v1/en/articles", article_path("ko", KO_ID), "/api/v1/en/categories"):
+    for path in (
+        "/api/v1/en/articles",
+        article_path("ko", KO_ID),
+        "/api/v1/en/categories",
+        "/api/v1/en/feed.atom",
+        "/sitemap.xml",
+        "/sitemaps/en.xml",
+    ):
         assert client.simulate_get(path).headers["cache-control"] == CACHE_CONTROL
 
 
@@ -214,16 +275,22 @@ def test_request_time_framing_decodes(n: int) -> None:
         assert frame == b""
 
 
-@given(st.lists(st.binary(max_size=3000), max_size=8), st.binary(max_size=300))
-def test_pieces_compose(records: list[bytes], head: bytes) -> None:
-    """Separately compressed pieces, framed head and separators compose into one stream."""
-    identity = head + b",".join(records)
+@given(
+    st.lists(st.binary(max_size=3000), max_size=8),
+    st.binary(max_size=300),
+    st.sampled_from([b",", b"\n"]),
+)
+def test_pieces_compose(records: list[bytes], head: bytes, sep: bytes) -> None:
+    """Separately compressed pieces, framed head and separators (JSON's comma, the sitemap's
+    newline) compose into one stream."""
+    identity = head + sep.join(records)
+    separators = compression.separators(sep)
     gz = [compression.stored_deflate(head)]
     zs = [compression.raw_zstd_frame(head)]
     for i, record in enumerate(records):
         if i:
-            gz.append(compression.SEPARATOR["gzip"])
-            zs.append(compression.SEPARATOR["zstd"])
+            gz.append(separators["gzip"])
+            zs.append(separators["zstd"])
         gz.append(compression.gzip_piece(record))
         zs.append(compression.zstd_piece(record))
     assert decode_body("gzip", compression.gzip_body(gz, [identity])) == identity
@@ -280,7 +347,10 @@ def test_publish_names_the_keys_to_purge(tmp_path: Path, capsys: pytest.CaptureF
     base = [good("keep", category="k"), good("gone", category="y"), good("moved", category="z")]
     write_jsonl(src / "a.jsonl", [*base, good("ko-1", language="ko", category="k")])
     first = cli.build_report(src, out, jobs=1)
-    assert first.purge_keys == [surrogate_keys.language_key(lang) for lang in cli.LANGUAGES]
+    assert first.purge_keys == [
+        *(surrogate_keys.language_key(lang) for lang in cli.LANGUAGES),
+        surrogate_keys.SITE_KEY,
+    ]
     write_jsonl(
         src / "a.jsonl",
         [
@@ -296,6 +366,7 @@ def test_publish_names_the_keys_to_purge(tmp_path: Path, capsys: pytest.CaptureF
         surrogate_keys.collection_key("en"),
         *(surrogate_keys.category_key("en", c) for c in ("w", "x", "y", "z")),
         *(surrogate_keys.article_key("en", i) for i in ("gone", "moved", "new")),
+        surrogate_keys.SITE_KEY,  # the news sitemap lists the new and moved articles
     }
     assert set(printed[2:]) == en  # nothing of ko, of category k, or of the kept article
     assert printed[1].startswith(f"CDN: purge {len(en)} surrogate key(s)")
@@ -307,9 +378,21 @@ def test_publish_names_the_keys_to_purge(tmp_path: Path, capsys: pytest.CaptureF
         ("/api/v1/en/articles/moved", None),
         ("/api/v1/en/articles", "category=w"),
         ("/api/v1/en/articles", None),
+        ("/api/v1/en/feed.atom", None),
+        ("/api/v1/en/feed.rss", "category=w"),
+        ("/api/v1/en/feed.json", "category=y"),  # no article left in y: an empty feed
+        ("/sitemaps/en.xml", None),
+        ("/sitemaps/news.xml", None),
+        ("/sitemap.xml", None),
     ):
         carried = client.simulate_get(path, query_string=query).headers["surrogate-key"].split()
         assert set(carried) & en, (path, carried)
+    # Feeds and sitemaps of an untouched language or category are not purged.
+    for path, query in (("/api/v1/ko/feed.atom", None), ("/api/v1/en/feed.atom", "category=k")):
+        carried = client.simulate_get(path, query_string=query).headers["surrogate-key"].split()
+        assert not set(carried) & en, (path, carried)
+    # A publish that changes nothing purges nothing, the site documents included.
+    assert cli.build_report(src, out, jobs=1).purge_keys == []
 
 
 def test_other_compression_settings_rebuild_from_scratch(

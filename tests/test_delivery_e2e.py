@@ -1,5 +1,6 @@
 """Compressed delivery through a real gunicorn (its one-write response path) to curl's own
-decoders (`curl --compressed`: zlib, brotli and zstd as linked into curl)."""
+decoders (`curl --compressed`: zlib, brotli and zstd as linked into curl): articles,
+categories, search, feeds and sitemaps."""
 
 from __future__ import annotations
 
@@ -28,6 +29,13 @@ URLS = (
     "/api/v1/ja/articles/search?q=%E6%97%A5%E6%9C%AC",
     article_path("ko", KO_ID),
     "/api/v1/en/categories",
+    "/api/v1/en/feed.atom",
+    "/api/v1/ko/feed.rss?category=%EA%B2%BD%EC%A0%9C",
+    "/api/v1/ja/feed.json",
+    "/api/v1/en/feed.atom?category=no-such-category",
+    "/sitemap.xml",
+    "/sitemaps/en.xml",
+    "/sitemaps/news.xml",
 )
 
 

@@ -103,7 +103,7 @@ def test_every_operation(server: Server) -> None:
         got = server.get(article_path(language, article_id))
         assert got.status == 200, (article_id, got.body)
         (record,) = [r for r in records if r["language"] == language and r["id"] == article_id]
-        assert got.json() == expected_article(record)
+        assert got.json() == expected_article(record, records)
         assert article_id.encode() in got.body
 
     item = server.get(article_path("ko", KO_ID))

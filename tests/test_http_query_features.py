@@ -106,7 +106,7 @@ def test_list_date_range_and_order(
     query = {k: v for k, v in (("from", start), ("to", end), ("category", category)) if v}
     expected = oracle(records, start=start, end=end, order=order, category=category)
     got = every_page(client, LIST, 3, order=order, **query)
-    assert got == [expected_article(r) for r in expected]
+    assert got == [expected_article(r, records) for r in expected]
     summaries = every_page(client, LIST, 7, order=order, fields="summary", **query)
     assert summaries == [expected_summary(r) for r in expected]
 
@@ -158,7 +158,7 @@ def test_search_filters_and_orders(
         query = dict(dates, **({"category": category} if category else {}))
         expected = oracle(records, start=start, end=end, order=order, category=category, ids=ids)
         got = every_page(client, SEARCH, 4, q="paragraph", order=order, **query)
-        assert got == [expected_article(r) for r in expected]
+        assert got == [expected_article(r, records) for r in expected]
         body = fetch(client, SEARCH, q="paragraph", fields="summary", page_size=100, **query)
         assert {a["id"] for a in body["items"]} == {r["id"] for r in expected}
         assert all(set(a) == set(expected_summary(records[0])) for a in body["items"])

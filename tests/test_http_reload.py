@@ -174,6 +174,18 @@ def _bad_language_entry(bundle: Path) -> None:
     (bundle / "manifest.json").write_text(json.dumps(manifest))
 
 
+def _feed_index_disagrees(bundle: Path) -> None:
+    manifest = _manifest(bundle)
+    del manifest["languages"]["en"]["feeds"][""]  # feeds.json still lists the language feed
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _no_site_entry(bundle: Path) -> None:
+    manifest = _manifest(bundle)
+    del manifest["site"]
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+
+
 CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str]] = {
     "truncated-file": (_truncate, "truncated"),
     "flipped-byte": (_flip_byte, "checksum"),
@@ -186,6 +198,8 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str]] = {
     "tampered-bundle-id": (_edit_manifest(bundle_id="0" * 20), "bundle_id"),
     "object-entry-not-object": (_bad_object_entry, "no entry"),
     "language-entry-mistyped": (_bad_language_entry, "language en"),
+    "feed-index-disagrees": (_feed_index_disagrees, "feed objects"),
+    "site-entry-missing": (_no_site_entry, "site"),
 }
 
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from app.build import cli, policy
 from app.build.records import SourceError
+from app.bundle import format as fmt
 from app.bundle.reader import Bundle
 from app.config import Settings
 from app.wsgi import create_app
@@ -44,9 +45,12 @@ WORDS = {
     "ko": ["경제", "경제가", "선거", "시장", "서울", "학교", "날씨", "대통령"],
 }
 CATEGORIES = ["politics", "economy", "경제", "sport"]
+STORIES = [None, None, "s1", "s2", "s3", "s4"]
 
 
-def make_article(rng: random.Random, language: str, article_id: str) -> dict:
+def make_article(
+    rng: random.Random, language: str, article_id: str, *, stories: bool = False
+) -> dict:
     words = WORDS[language]
     sep = " " if language == "en" else ""
 
@@ -63,10 +67,23 @@ def make_article(rng: random.Random, language: str, article_id: str) -> dict:
         category=rng.choice(CATEGORIES),
         tags=[rng.choice(words) for _ in range(rng.randint(0, 2))],
         published_at=f"2026-03-0{day}T0{rng.randint(0, 2)}:00:00+09:00",
+        story_id=rng.choice(STORIES) if stories else None,
     )
 
 
+def one_story_per_language(files: dict[str, list[dict]]) -> None:
+    """A story holds one article per language: later duplicates lose their story_id."""
+    seen = set()
+    for name in sorted(files):
+        for record in files[name]:
+            key = (record["language"], record.get("story_id"))
+            if key[1] is not None and key in seen:
+                record["story_id"] = None
+            seen.add(key)
+
+
 def write_tree(src: Path, files: dict[str, list[dict]]) -> None:
+    one_story_per_language(files)
     if src.exists():
         shutil.rmtree(src)
     for name, records in files.items():
@@ -92,6 +109,13 @@ def requests_for(files: dict[str, list[dict]], rng: random.Random) -> list[str]:
         for q in (f'"{a} {b}"', f"{a} -{b}", f"{a} OR {b}", f"{a} {b} OR {c}", f'{c} -"{a} {b}"'):
             urls.append(f"{base}/articles/search?q={quote(q)}&page_size=50")
         urls.append(f"{base}/articles/missing-id")
+        for kind in ("atom", "rss", "json"):
+            urls.append(f"{base}/feed.{kind}")
+            urls += [f"{base}/feed.{kind}?category={quote(c)}" for c in CATEGORIES]
+        urls.append(f"/sitemaps/{language}.xml")
+        # Further pages when a test lowers the page size (past the last one: 404).
+        urls += [f"/sitemaps/{language}-{page}.xml" for page in (2, 3, 4)]
+    urls += ["/sitemap.xml", "/sitemaps/news.xml"]
     for record in records:
         urls.append(f"/api/v1/{record['language']}/articles/{quote(record['id'], safe='')}")
     return urls
@@ -151,11 +175,13 @@ def apply(files: dict[str, list[dict]], op: str, seed: int, counter: list[int]) 
             counter[0] += 1
             language = rng.choice(list(WORDS))
             name = rng.choice(["a.jsonl", "b.jsonl", f"day{counter[0] % 3}.jsonl"])
-            files.setdefault(name, []).append(make_article(rng, language, f"n{counter[0]}"))
+            files.setdefault(name, []).append(
+                make_article(rng, language, f"n{counter[0]}", stories=True)
+            )
     elif op == "change":
         for name, i in rng.sample(everything, min(len(everything), rng.randint(1, 3))):
             old = files[name][i]
-            files[name][i] = make_article(rng, old["language"], old["id"])
+            files[name][i] = make_article(rng, old["language"], old["id"], stories=True)
     elif op == "remove":
         for name, i in sorted(rng.sample(everything, min(len(everything), 2)), reverse=True):
             del files[name][i]
@@ -177,13 +203,21 @@ def apply(files: dict[str, list[dict]], op: str, seed: int, counter: list[int]) 
 # no posting left, and excluding a phrase holding it probed that empty list (a 500).
 @example(seed=371, ops=[("remove", 4)], merge="auto")
 def test_incremental_builds_serve_what_full_builds_serve(
-    tmp_path_factory: pytest.TempPathFactory, seed: int, ops: list[Step], merge: str
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    seed: int,
+    ops: list[Step],
+    merge: str,
 ) -> None:
+    # Sitemap pages of 4 URLs: pages start and end inside segments, across deleted documents.
+    monkeypatch.setattr(fmt, "SITEMAP_PAGE_URLS", 4)
     tmp = tmp_path_factory.mktemp("inc")
     rng = random.Random(seed)
     counter = [0]
     files: dict[str, list[dict]] = {
-        "a.jsonl": [make_article(rng, rng.choice(list(WORDS)), f"a{i}") for i in range(8)]
+        "a.jsonl": [
+            make_article(rng, rng.choice(list(WORDS)), f"a{i}", stories=True) for i in range(8)
+        ]
     }
     src, out = tmp / "src", tmp / "out"
     write_tree(src, files)
@@ -321,3 +355,71 @@ def test_an_index_of_another_format_is_rebuilt_not_mixed(
     assert not report.incremental
     loaded = Bundle.load(out)  # every segment readable by this code
     assert loaded.languages["en"].search('"election" OR budget', 0, 10)[0] >= 0
+
+
+def test_a_publish_renders_only_the_feeds_it_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Feeds are rendered and compressed only where their articles changed; the others are
+    the previous objects again, which is what a full build renders (compared after)."""
+    from app.build import generation
+
+    rng = random.Random(17)
+    src, out = tmp_path / "src", tmp_path / "out"
+    base = [make_article(rng, "en", f"b{i}") for i in range(12)]
+    base += [make_article(rng, "ko", f"k{i}") for i in range(5)]
+    write_jsonl(src / "a.jsonl", base)
+    cli.build(src, out, jobs=1)
+    before = json.loads((out / "manifest.json").read_bytes())["languages"]
+    rendered: list[tuple[str, str | None]] = []
+    real = generation.render_feed
+
+    def counting(kind: str, urls: object, language: str, category: str | None, *rest: object):
+        rendered.append((language, category))
+        return real(kind, urls, language, category, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(generation, "render_feed", counting)
+    fresh = {**make_article(rng, "en", "fresh"), "category": "sport"}
+    write_jsonl(src / "b.jsonl", [fresh])
+    assert cli.build_report(src, out, jobs=1).incremental
+    # The language's feed and the category's, in three formats: nothing else.
+    assert set(rendered) == {("en", None), ("en", "sport")}
+    assert len(rendered) == 6
+    after = json.loads((out / "manifest.json").read_bytes())["languages"]
+    assert after["ko"]["feeds"] == before["ko"]["feeds"]
+    for category, obj in before["en"]["feeds"].items():
+        assert (after["en"]["feeds"][category] == obj) == (category not in ("", "sport"))
+    files = {"a.jsonl": base, "b.jsonl": [fresh]}
+    assert_same_as_full(src, out, requests_for(files, rng), tmp_path)
+    # A renderer of another version renders every feed again (here: to the same bytes).
+    rendered.clear()
+    monkeypatch.setattr(generation, "RENDER_VERSION", generation.RENDER_VERSION + 1)
+    assert cli.build_report(src, out, jobs=1).incremental
+    languages = json.loads((out / "manifest.json").read_bytes())["languages"]
+    expected = {(lang, name or None) for lang in cli.LANGUAGES for name in languages[lang]["feeds"]}
+    assert set(rendered) == expected and len(rendered) == 3 * len(expected)
+    assert {lang: languages[lang]["feeds"] for lang in languages} == {
+        lang: after[lang]["feeds"] for lang in after
+    }
+
+
+def test_a_word_left_only_in_retracted_articles_after_a_merge(tmp_path: Path) -> None:
+    """A merge drops a retracted article but keeps its words in the term dictionary, with no
+    postings: a query probing such a word (AND, OR group, exclusion) finds no document with
+    it, as a from-scratch build does, instead of failing."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    x = good("x", title="alpha", summary="s", content="c", tags=[])
+    write_jsonl(src / "a.jsonl", [x, good("y", title="gamma delta", summary="s", content="c")])
+    cli.build(src, out, jobs=1)
+    write_jsonl(src / "a.jsonl", [x])
+    write_jsonl(src / "b.jsonl", [good("z", title="alpha zeta", summary="s", content="c")])
+    report = cli.build_report(src, out, jobs=1)
+    assert report.merged == 1 and report.segments["en"] == 1
+    queries = ["alpha gamma OR zeta", "alpha gamma", "alpha -gamma", 'alpha -"gamma delta"']
+    urls = [f"/api/v1/en/articles/search?q={quote(q)}" for q in queries]
+    assert_same_as_full(src, out, urls, tmp_path)
+    client = TestClient(
+        create_app(Settings(bundle_dir=out, comments_dsn=f"sqlite:///{tmp_path}/c"))
+    )
+    totals = [client.simulate_get(url).json["total"] for url in urls]
+    assert totals == [1, 0, 2, 2]

@@ -44,6 +44,7 @@ def plain_article(record: dict[str, Any]) -> bytes:
             "image_url": a.image_url,
             "published_at": a.published_at,
             "updated_at": a.updated_at,
+            "translations": dict(a.translations),
         }
     )
 

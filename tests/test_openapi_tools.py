@@ -75,6 +75,11 @@ def test_generated_client_calls_every_operation(tmp_path_factory: pytest.TempPat
         assert served.status == 200
         spec = tmp / "openapi.json"
         spec.write_bytes(served.body)
+        # Feeds and sitemaps are XML: the generated client reads them as text.
+        config = tmp / "client-config.json"
+        xml_types = ("application/atom+xml", "application/rss+xml", "application/xml")
+        overrides = {media: "text/xml" for media in xml_types}
+        config.write_text(json.dumps({"content_type_overrides": overrides}))
         env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "PYTHONPATH": str(tmp)}
         generate = subprocess.run(
             [
@@ -86,6 +91,8 @@ def test_generated_client_calls_every_operation(tmp_path_factory: pytest.TempPat
                 str(tmp / "news_client"),
                 "--meta",
                 "none",
+                "--config",
+                str(config),
             ],
             capture_output=True,
             text=True,

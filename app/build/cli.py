@@ -28,18 +28,20 @@ import numpy as np
 import orjson
 
 from app import surrogate_keys
-from app.build import policy
+from app.build import policy, stories
 from app.build.compile import compile_segment
 from app.build.generation import build_generation
 from app.build.merge import SegmentReader, merge_segments
 from app.build.records import SourceError
+from app.build.site import build_site
 from app.build.sources import LINE_RECORD, NewArticle, NewArticles, Previous, scan
 from app.build.writer import OutputError, check_replaceable, output_lock
 from app.bundle import format as fmt
 from app.bundle.objects import ObjectEntry, ObjectStore, manifest_objects, write_atomically
-from app.bundle.reader import SortedIds, bundle_id_for
+from app.bundle.reader import BundleError, SortedIds, bundle_id_for, check_objects
 from app.compression import CODEC_ID
 from app.languages import LANGUAGES
+from app.public_urls import PublicUrls
 from app.search import layout
 from app.search.analyzers import ANALYZER_VERSION, CJK_LANGUAGES
 
@@ -68,11 +70,13 @@ class BuildReport:
     purge_keys: list[str] = field(default_factory=list)
 
 
-def purge_keys(report: BuildReport) -> list[str]:
-    """A full build may change any response: every language key. An incremental one: each
-    touched language's collections, the touched categories' pages, the touched articles."""
+def purge_keys(report: BuildReport, site_changed: bool) -> list[str]:
+    """A full build may change any response: every language key and the site key. An
+    incremental one: each touched language's collections, the touched categories' pages, the
+    touched articles, and the site documents when their bytes changed."""
+    site = [surrogate_keys.SITE_KEY] if site_changed or not report.incremental else []
     if not report.incremental:
-        return [surrogate_keys.language_key(language) for language in LANGUAGES]
+        return [*(surrogate_keys.language_key(language) for language in LANGUAGES), *site]
     keys = []
     for language in LANGUAGES:
         if language not in report.changed_languages:
@@ -86,21 +90,28 @@ def purge_keys(report: BuildReport) -> list[str]:
             surrogate_keys.article_key(language, i)
             for i in report.changed_articles.get(language, [])
         ]
-    return keys
+    return keys + site
 
 
-def _compile_job(out: str, language: str, articles: list[NewArticle]) -> tuple[dict, dict]:
+def _compile_job(
+    out: str,
+    language: str,
+    articles: list[NewArticle | stories.KeptArticle],
+    urls: PublicUrls,
+) -> tuple[dict, dict]:
     store = ObjectStore(Path(out))
     handles: dict[Path, Any] = {}
     try:
         records = []
         for a in articles:
-            fh = handles.get(a.path) or handles.setdefault(a.path, open(a.path, "rb"))  # noqa: SIM115
+            fh = None
+            if a.path is not None:  # a KeptArticle is read from the bundle, not a file
+                fh = handles.get(a.path) or handles.setdefault(a.path, open(a.path, "rb"))  # noqa: SIM115
             records.append(a.read(fh))
     finally:
         for fh in handles.values():
             fh.close()
-    files = compile_segment(language, records, [a.hash for a in articles])
+    files = compile_segment(language, records, [a.hash for a in articles], urls)
     desc_files: dict[str, str] = {}
     entries: dict[str, ObjectEntry] = {}
     for name in sorted(files):
@@ -153,8 +164,10 @@ def _index_current(store: ObjectStore, manifest: dict[str, Any] | None) -> bool:
 
 def _load_previous(store: ObjectStore, manifest: dict[str, Any], out: Path) -> Previous:
     """Line hashes, gids and ids of every served article, and the per-file build state."""
+    check_objects(out, manifest)  # BundleError: a damaged bundle is built again from scratch
     keys, hashes, langs, gids = [], [], [], []
     ids: dict[str, SortedIds] = {}
+    story_index: dict[str, SortedIds] = {}
     for li, language in enumerate(LANGUAGES):
         meta = manifest["languages"][language]
         order = np.frombuffer(store.path(meta["files"][fmt.ORDER]).read_bytes(), dtype="<u4")
@@ -171,6 +184,7 @@ def _load_previous(store: ObjectStore, manifest: dict[str, Any], out: Path) -> P
                 for name in (fmt.IDS_BIN, fmt.IDS_OFF, fmt.IDS_GID)
             )
         )
+        story_index[language] = stories.load_story_index(store, meta)
     key = np.concatenate(keys)
     by_key = np.argsort(key, kind="stable")
     files: dict[str, dict[str, Any]] = {}
@@ -195,6 +209,7 @@ def _load_previous(store: ObjectStore, manifest: dict[str, Any], out: Path) -> P
             language: sum(d["docs"] for d in manifest["languages"][language]["segments"])
             for language in LANGUAGES
         },
+        story_index,
     )
 
 
@@ -225,12 +240,17 @@ def build_report(
         check_replaceable(out)
         store = ObjectStore(out)
         existing = _read_manifest(out)
+        urls = PublicUrls.from_env()
         manifest = None if full or not _index_current(store, existing) else existing
+        if manifest is not None and manifest.get("site", {}).get("public_urls") != urls.manifest():
+            # Feeds and sitemap fragments hold the public URLs: all are rendered again.
+            print(f"public URLs changed since {out} was built: building from scratch")
+            manifest = None
         previous = Previous.empty()
         if manifest is not None:
             try:
                 previous = _load_previous(store, manifest, out)
-            except (OSError, ValueError, KeyError, TypeError) as exc:
+            except (OSError, ValueError, KeyError, TypeError, BundleError) as exc:
                 # The served bundle is damaged (a missing or truncated object): start over.
                 print(
                     f"warning: cannot build on {out} ({exc}); building from scratch",
@@ -238,6 +258,7 @@ def build_report(
                 )
                 manifest = None
         result = scan(src, previous)  # SourceError: nothing was written
+        story_plan = stories.plan(result, previous, store, manifest)  # SourceError too
         store.create()
         store.remove_temporaries()
         report = BuildReport("", incremental=manifest is not None)
@@ -250,19 +271,25 @@ def build_report(
                 out,
                 manifest,
                 result,
+                story_plan,
+                urls,
                 merge,
                 report,
                 entries,
                 full=manifest is None,
             )
+        site, written = build_site(store, languages, urls, fmt.SITEMAP_PAGE_URLS)
+        entries.update(written)
         bundle_id = bundle_id_for(languages)
         report.bundle_id = bundle_id
         for language, names in report.changed_categories.items():
             report.changed_categories[language] = sorted(set(names))
-        report.purge_keys = purge_keys(report)
+        site_changed = existing is None or existing.get("site", {}).get("files") != site["files"]
+        report.purge_keys = purge_keys(report, site_changed)
         objects = {
             obj: entries[obj] for meta in languages.values() for obj in _language_objects(meta)
         }
+        objects.update((obj, entries[obj]) for obj in site["files"].values())
         line_objects = {}
         for entry in result.files:
             obj, _ = store.put(result.lines[entry["path"]].tobytes())
@@ -272,6 +299,7 @@ def build_report(
             "format_version": fmt.FORMAT_VERSION,
             "bundle_id": bundle_id,
             "languages": languages,
+            "site": site,
             "objects": dict(sorted(objects.items())),
         }
         data = orjson.dumps(new_manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
@@ -297,7 +325,7 @@ def build_report(
 
 
 def _language_objects(meta: dict[str, Any]) -> list[str]:
-    objs = list(meta["files"].values())
+    objs = [*meta["files"].values(), *meta["feeds"].values()]
     for desc in meta["segments"]:
         objs.extend(desc["files"].values())
     return objs
@@ -317,6 +345,8 @@ def _plan_languages(
     out: Path,
     manifest: dict[str, Any] | None,
     result: Any,
+    story_plan: stories.StoryPlan,
+    urls: PublicUrls,
     merge: Merge,
     report: BuildReport,
     entries: dict[str, ObjectEntry],
@@ -333,14 +363,21 @@ def _plan_languages(
     compiles: dict[str, list[Any]] = {lang: [] for lang in LANGUAGES}
     for language in LANGUAGES:
         pending = result.new.get(language, NewArticles())
-        new = [pending.get(i, result.paths, language) for i in pending.list_order()]
+        translations = story_plan.new.get(language, {})
+        new: list[NewArticle | stories.KeptArticle] = [
+            pending.get(i, result.paths, language, translations.get(i, ()))
+            for i in pending.list_order()
+        ]
+        report.added += len(pending)
         del pending
+        again = story_plan.again.get(language, [])
+        if again:  # served articles whose translations changed join the new segment
+            new = sorted([*new, *again], key=lambda a: (-a.published, a.id))
         size = CHUNK_ARTICLES[language in CJK_LANGUAGES]
         for start in range(0, len(new), size):
             compiles[language].append(
-                run(_compile_job, str(out), language, new[start : start + size], work=size)
+                run(_compile_job, str(out), language, new[start : start + size], urls, work=size)
             )
-        report.added += len(new)
         report.changed_articles[language] = [a.id for a in new]
         report.changed_categories[language] = []
     # 2. Old segments with their deleted documents: every gid not kept is deleted.
@@ -416,7 +453,14 @@ def _plan_languages(
     # 4. Generations.
     languages = {}
     for language in LANGUAGES:
-        meta, written = build_generation(store, language, segments[language], deleted[language])
+        meta, written = build_generation(
+            store,
+            language,
+            segments[language],
+            deleted[language],
+            urls,
+            None if manifest is None else manifest["languages"][language],
+        )
         entries.update(written)
         languages[language] = meta
         report.segments[language] = len(segments[language])

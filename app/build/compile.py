@@ -14,7 +14,9 @@ import orjson
 from app import compression, models
 from app.build.records import SAME_FIELDS, Article
 from app.bundle import format as fmt
+from app.public_urls import PublicUrls
 from app.search.indexer import IndexDoc, build_index
+from app.syndication import sitemap_url
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
@@ -28,6 +30,7 @@ def _wire(a: Article) -> models.Article:
         tags=list(a.tags),
         published_at=a.published,
         updated_at=a.updated,
+        translations=dict(a.translations),
     )
 
 
@@ -64,11 +67,12 @@ _COMPRESS = {
 def compressed_pieces(kind: str, records: list[bytes]) -> dict[str, bytes]:
     """The compressed piece files of one kind of record (fmt.PIECES), for compile_segment."""
     files: dict[str, bytes] = {}
+    seps = compression.separators(fmt.RECORDS[kind][2])
     for (k, encoding), (name_bin, name_off) in fmt.PIECES.items():
         if k != kind:
             continue
         pieces = [_COMPRESS[encoding](record) for record in records]
-        files[name_bin], files[name_off] = joined(pieces, compression.separator(encoding))
+        files[name_bin], files[name_off] = joined(pieces, seps[encoding])
     return files
 
 
@@ -76,8 +80,16 @@ def epoch_micros(moment: datetime) -> int:
     return (moment - _EPOCH) // _MICROSECOND
 
 
+def packed(strings: list[bytes]) -> tuple[bytes, bytes]:
+    """Strings end to end, and the uint64 offsets array (n+1 entries)."""
+    off = array(fmt.OFFSET_TYPECODE, [0])
+    for raw in strings:
+        off.append(off[-1] + len(raw))
+    return b"".join(strings), off.tobytes()
+
+
 def compile_segment(
-    language: str, articles: list[Article], line_hashes: list[bytes]
+    language: str, articles: list[Article], line_hashes: list[bytes], urls: PublicUrls
 ) -> dict[str, bytes]:
     """The files of one segment (app.bundle.format): `articles` with the hash of each one's
     source line, any order in, list order out. Deterministic: same input, same bytes."""
@@ -95,12 +107,13 @@ def compile_segment(
     files[fmt.ETAGS_BIN] = b"".join(
         hashlib.blake2b(record, digest_size=fmt.ETAG_BYTES).digest() for record in full
     )
-    id_bytes = [a.id.encode("utf-8") for a in ordered]
-    ids_off = array(fmt.OFFSET_TYPECODE, [0])
-    for raw in id_bytes:
-        ids_off.append(ids_off[-1] + len(raw))
-    files[fmt.SEG_IDS_BIN] = b"".join(id_bytes)
-    files[fmt.SEG_IDS_OFF] = ids_off.tobytes()
+    files[fmt.SEG_IDS_BIN], files[fmt.SEG_IDS_OFF] = packed([a.id.encode() for a in ordered])
+    files[fmt.STORIES_BIN], files[fmt.STORIES_OFF] = packed(
+        [(a.story_id or "").encode() for a in ordered]
+    )
+    sitemap = [sitemap_url(urls, language, orjson.loads(record)) for record in full]
+    files[fmt.SITEMAP_BIN], files[fmt.SITEMAP_OFF] = joined(sitemap, fmt.RECORDS["sitemap"][2])
+    files.update(compressed_pieces("sitemap", sitemap))
     files[fmt.PUBLISHED] = array("q", [epoch_micros(a.published) for a in ordered]).tobytes()
     names = sorted({a.category for a in ordered})
     number = {name: i for i, name in enumerate(names)}

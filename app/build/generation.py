@@ -1,14 +1,17 @@
 """A language's generation files: what is served, in which order, under which ids.
 
 Rebuilt by every publish from the segments' small per-document arrays (a few bytes per
-article: published time, id, category, ETag), never from article text. The content hash is
-derived from what is served (each article's ETag, in list order, plus the index versions), so
-an incremental build and a from-scratch build of the same input get the same ETags.
+article: published time, id, category, story, ETag), never from article text, except the
+feeds, which render the newest articles (and are reused when those did not change). The
+content hash is derived from what is served (each article's ETag, in list order, plus the
+index versions and the public URLs), so an incremental build and a from-scratch build of the
+same input get the same ETags.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -18,8 +21,10 @@ from app.build.merge import SegmentReader
 from app.bundle import format as fmt
 from app.bundle.objects import ObjectEntry, ObjectStore
 from app.compression import CODEC_ID, precompress
+from app.public_urls import PublicUrls
 from app.search import layout
 from app.search.analyzers import ANALYZER_VERSION
+from app.syndication import EPOCH, FEED_ENTRIES, FEED_FORMATS, RENDER_VERSION, render_feed
 
 
 def build_generation(
@@ -27,20 +32,28 @@ def build_generation(
     language: str,
     segments: list[dict[str, Any]],
     deleted: list[np.ndarray],
+    urls: PublicUrls,
+    previous: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, ObjectEntry]]:
-    """The manifest entry of one language and the entries of its new generation objects."""
+    """The manifest entry of one language and the entries of its new generation objects.
+    `previous` is the language's entry in the bundle being updated: its feeds are reused
+    where their articles did not change."""
     rows: list[tuple[int, bytes, int]] = []  # (-published, id, gid) of every live document
     categories: list[str] = []  # by gid
+    by_story: list[tuple[bytes, int]] = []  # (story id, gid) of live documents with a story
     etags: list[memoryview] = []
+    readers: list[SegmentReader] = []
     base = 0
     for desc, dead in zip(segments, deleted, strict=True):
         reader = SegmentReader(store, desc)
+        readers.append(reader)
         published = reader.array(fmt.PUBLISHED, "<i8").tolist()
         ids = reader.ids()
         live = np.ones(reader.docs, dtype=bool)
         live[dead] = False
         rows.extend((-published[i], ids[i], base + i) for i in np.flatnonzero(live).tolist())
         categories.extend(reader.categories())
+        by_story.extend(_stories(reader, live, base))
         etags.append(reader.raw(fmt.ETAGS_BIN))
         base += reader.docs
     rows.sort()
@@ -65,10 +78,19 @@ def build_generation(
     content = hashlib.sha256(
         f"{fmt.CONTENT_VERSION}\0{layout.FORMAT_VERSION}\0{ANALYZER_VERSION}\0{language}\0".encode()
     )
+    content.update(orjson.dumps(urls.manifest(), option=orjson.OPT_SORT_KEYS))
     content.update(all_etags[order].tobytes())
 
+    by_story.sort()
+    story_off = np.concatenate(([0], np.cumsum([len(s) for s, _ in by_story], dtype=np.int64)))
+    selections: list[tuple[str | None, np.ndarray]] = [(None, order[:FEED_ENTRIES])]
+    for name, start, count in zip(names, starts, counts, strict=True):
+        selections.append((name, order[grouped[start : start + min(count, FEED_ENTRIES)]]))
+    feeds_json, feeds, entries = _Feeds(store, language, urls, readers, all_etags, previous).build(
+        selections
+    )
+
     files: dict[str, str] = {}
-    entries: dict[str, ObjectEntry] = {}
     categories_json = orjson.dumps(names)
     encoded = precompress(categories_json)
     for name, data in (
@@ -83,6 +105,10 @@ def build_generation(
         (fmt.OLDEST_POS, oldest.tobytes()),
         (fmt.CATEGORY_OF_POS, category_of_position.astype("<u4").tobytes()),
         (fmt.CATEGORY_OLDEST, grouped_oldest.astype("<u4").tobytes()),
+        (fmt.STORY_IDS_BIN, b"".join(s for s, _ in by_story)),
+        (fmt.STORY_IDS_OFF, story_off.astype("<u8").tobytes()),
+        (fmt.STORY_IDS_GID, np.asarray([g for _, g in by_story], dtype="<u4").tobytes()),
+        (fmt.FEEDS_JSON, feeds_json),
     ):
         obj, entry = store.put(data)
         files[name] = obj
@@ -95,5 +121,104 @@ def build_generation(
         "segments": segments,
         "deleted": [int(d.size) for d in deleted],
         "files": files,
+        "feeds": feeds,
     }
     return meta, entries
+
+
+def _stories(reader: SegmentReader, live: np.ndarray, base: int) -> list[tuple[bytes, int]]:
+    """(story id, gid) of a segment's live documents that have a story; only those are
+    decoded (most articles have none)."""
+    off = reader.offsets(fmt.STORIES_OFF)
+    blob = reader.raw(fmt.STORIES_BIN)
+    wanted = np.flatnonzero(live & (np.diff(off) > 0)).tolist()
+    starts, ends = off[:-1], off[1:]
+    return [(blob[int(starts[i]) : int(ends[i])].tobytes(), base + i) for i in wanted]
+
+
+class _Feeds:
+    """Every feed of a language: the newest FEED_ENTRIES articles of all and of each category,
+    each in Atom, RSS and JSON Feed, each of those in every content coding.
+
+    Rendering and compressing costs (1 + categories) x 3 documents of 50 articles, whatever
+    the archive, and brotli makes it the larger part of a publish. So each feed carries a key:
+    a digest of everything it is rendered from (the renderer and codec versions, the public
+    URLs, language, category, and its articles' ETags, which are digests of their JSON). A
+    feed whose key is in the previous generation is that object again, byte for byte, as a
+    from-scratch build would render it: a publish renders, compresses and ships only the
+    feeds whose articles changed.
+    """
+
+    def __init__(
+        self,
+        store: ObjectStore,
+        language: str,
+        urls: PublicUrls,
+        readers: list[SegmentReader],
+        etags: np.ndarray,
+        previous: Mapping[str, Any] | None,
+    ) -> None:
+        self.store = store
+        self.language = language
+        self.urls = urls
+        self.readers = readers
+        self.bases = np.cumsum([0] + [r.docs for r in readers]).tolist()
+        self.etags = etags
+        self.parsed: dict[int, dict[str, Any]] = {}
+        self.salt = orjson.dumps(
+            [RENDER_VERSION, CODEC_ID, urls.manifest(), language], option=orjson.OPT_SORT_KEYS
+        )
+        self.previous: dict[str, Any] = {}
+        self.previous_objects: Mapping[str, str] = {}
+        if previous is not None:
+            raw = store.path(previous["files"][fmt.FEEDS_JSON]).read_bytes()
+            self.previous = orjson.loads(raw)["feeds"]
+            self.previous_objects = previous["feeds"]
+
+    def _article(self, gid: int) -> dict[str, Any]:
+        parsed = self.parsed.get(gid)
+        if parsed is None:  # most articles are in two feeds: all, and their category's
+            n = int(np.searchsorted(self.bases, gid, side="right")) - 1
+            parsed = self.parsed[gid] = orjson.loads(self.readers[n].article(gid - self.bases[n]))
+        return parsed
+
+    def build(
+        self, selections: list[tuple[str | None, np.ndarray]]
+    ) -> tuple[bytes, dict[str, str], dict[str, ObjectEntry]]:
+        """(feeds.json, category -> object, entries of the objects written); `selections`
+        are (category or None for all, gids newest first)."""
+        index: dict[str, Any] = {}
+        objects: dict[str, str] = {}
+        entries: dict[str, ObjectEntry] = {}
+        for category, gids in selections:
+            name = "" if category is None else category
+            digest = hashlib.blake2b(self.salt, digest_size=16)
+            digest.update(orjson.dumps(name))
+            digest.update(self.etags[gids].tobytes())
+            key = digest.hexdigest()
+            old = self.previous.get(name)
+            if old is not None and old.get("key") == key and name in self.previous_objects:
+                index[name], objects[name] = old, self.previous_objects[name]
+                continue
+            articles = [self._article(int(gid)) for gid in gids.tolist()]
+            updated = max((a["updated_at"] for a in articles), default=EPOCH)
+            where: dict[str, Any] = {"key": key, "updated": updated}
+            blob = bytearray()
+            for kind in FEED_FORMATS:
+                body = render_feed(kind, self.urls, self.language, category, articles, updated)
+                variants = {"identity": body, **precompress(body)}
+                ranges: dict[str, Any] = {
+                    "etag": hashlib.blake2b(body, digest_size=fmt.ETAG_BYTES).hexdigest()
+                }
+                for encoding in fmt.DOCUMENT_ENCODINGS:
+                    ranges[encoding] = [len(blob), len(blob) + len(variants[encoding])]
+                    blob += variants[encoding]
+                where[kind] = ranges
+            index[name] = where
+            obj, entry = self.store.put(bytes(blob))
+            objects[name], entries[obj] = obj, entry
+        updated_all = index[""]["updated"]
+        feeds_json = orjson.dumps(
+            {"updated": updated_all, "feeds": index}, option=orjson.OPT_SORT_KEYS
+        )
+        return feeds_json, objects, entries

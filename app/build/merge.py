@@ -20,7 +20,7 @@ import orjson
 
 from app.bundle import format as fmt
 from app.bundle.objects import ObjectEntry, ObjectStore, ObjectWriter, map_file
-from app.compression import SEPARATOR
+from app.compression import separators
 from app.search import layout
 from app.search.indexer import index_meta, ragged_arange
 
@@ -58,6 +58,19 @@ class SegmentReader:
     def ids(self) -> list[bytes]:
         blob, off = self.raw(fmt.SEG_IDS_BIN), self.offsets(fmt.SEG_IDS_OFF).tolist()
         return [blob[off[i] : off[i + 1]].tobytes() for i in range(self.docs)]
+
+    def ids_at(self, local: int) -> bytes:
+        off = self.offsets(fmt.SEG_IDS_OFF)
+        return self.raw(fmt.SEG_IDS_BIN)[int(off[local]) : int(off[local + 1])].tobytes()
+
+    def stories(self) -> list[bytes]:
+        """Each document's story_id (b"" when none)."""
+        blob, off = self.raw(fmt.STORIES_BIN), self.offsets(fmt.STORIES_OFF).tolist()
+        return [blob[off[i] : off[i + 1]].tobytes() for i in range(self.docs)]
+
+    def article(self, local: int) -> bytes:
+        off = self.offsets(fmt.ARTICLES_OFF)
+        return self.raw(fmt.ARTICLES_BIN)[int(off[local]) : int(off[local + 1]) - 1].tobytes()
 
     def categories(self) -> list[str]:
         names: list[str] = orjson.loads(self.raw(fmt.SEG_CATEGORIES))
@@ -196,7 +209,7 @@ def merge_segments(
 
     # -- per-document files ----------------------------------------------------------------
     def records(name_bin: str, name_off: str, sep: bytes = b",") -> None:
-        """Copies each live record (JSON, or a compressed piece: never recompressed)."""
+        """Copies each live record (JSON, XML, or a compressed piece: never recompressed)."""
         with store.writer() as blob, store.writer() as offw:
             offsets = [0]
             for start in range(0, n, _DOC_BATCH):
@@ -215,10 +228,10 @@ def merge_segments(
             _put(files, entries, name_bin, blob)
             _put(files, entries, name_off, offw)
 
-    records(fmt.ARTICLES_BIN, fmt.ARTICLES_OFF)
-    records(fmt.SUMMARIES_BIN, fmt.SUMMARIES_OFF)
-    for (_, encoding), (name_bin, name_off) in fmt.PIECES.items():
-        records(name_bin, name_off, SEPARATOR[encoding])
+    for name_bin, name_off, sep in fmt.RECORDS.values():
+        records(name_bin, name_off, sep)
+    for (kind, encoding), (name_bin, name_off) in fmt.PIECES.items():
+        records(name_bin, name_off, separators(fmt.RECORDS[kind][2])[encoding])
 
     def fixed(name: str, width: int) -> None:
         with store.writer() as w:
@@ -236,9 +249,14 @@ def merge_segments(
     fixed(fmt.LINES, fmt.LINE_HASH_BYTES)
     ids = [row[1] for row in rows]
     ids_off = np.concatenate(([0], np.cumsum([len(i) for i in ids], dtype=np.int64)))
+    stories = [r.stories() for r in readers]
+    story_list = [stories[s][i] for _, _, s, i in rows]
+    stories_off = np.concatenate(([0], np.cumsum([len(i) for i in story_list], dtype=np.int64)))
     for name, data in (
         (fmt.SEG_IDS_BIN, b"".join(ids)),
         (fmt.SEG_IDS_OFF, ids_off.astype("<u8").tobytes()),
+        (fmt.STORIES_BIN, b"".join(story_list)),
+        (fmt.STORIES_OFF, stories_off.astype("<u8").tobytes()),
     ):
         obj, entry = store.put(data)
         files[name], entries[obj] = obj, entry

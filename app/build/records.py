@@ -38,6 +38,9 @@ class Article:
     published: datetime
     updated: datetime
     source: str  # "file:line", for messages about this record
+    story_id: str | None = None
+    # language -> article id of the story's other languages, in LANGUAGES order (builder-set)
+    translations: tuple[tuple[str, str], ...] = ()
 
     @property
     def published_at(self) -> str:
@@ -64,11 +67,12 @@ class RecordError(Exception):
 
 
 def parse_record(record: Any, source: str) -> Article:
-    """Validate one source line with the wire model `app.models.Article`."""
+    """Validate one source line with `app.models.SourceArticle` (the wire Article plus
+    `story_id`)."""
     if not isinstance(record, dict):
         raise RecordError(None, f"a record must be a JSON object, got {type(record).__name__}")
     try:
-        valid = models.Article.model_validate(record)
+        valid = models.SourceArticle.model_validate(record)
     except pydantic.ValidationError as exc:
         # The first problem, named by its field: one line of the source, one message.
         error = exc.errors(include_url=False)[0]
@@ -81,6 +85,7 @@ def parse_record(record: Any, source: str) -> Article:
         published=valid.published_at,
         updated=valid.updated_at,
         source=source,
+        story_id=valid.story_id,
     )
 
 

@@ -12,6 +12,7 @@ The scan keeps no article text in memory: a new article is remembered by where i
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import mmap
 from array import array
@@ -55,6 +56,7 @@ class NewArticle:
     language: str
     id: str
     published: int  # microseconds since the epoch
+    translations: tuple[tuple[str, str], ...] = ()
 
     @property
     def where(self) -> str:
@@ -63,7 +65,8 @@ class NewArticle:
     def read(self, fh: Any) -> Article:
         """Parse the line again (the scan validated it) from an open file of `path`."""
         fh.seek(self.offset)
-        return parse_record(orjson.loads(fh.read(self.length)), self.where)
+        article = parse_record(orjson.loads(fh.read(self.length)), self.where)
+        return dataclasses.replace(article, translations=self.translations)
 
 
 class NewArticles:
@@ -72,6 +75,7 @@ class NewArticles:
 
     def __init__(self) -> None:
         self.ids: list[str] = []
+        self.stories: list[str | None] = []
         self.published = array("q")
         self.file = array("i")
         self.offset = array("q")
@@ -86,6 +90,7 @@ class NewArticles:
         self, file: int, offset: int, length: int, line: int, digest: bytes, article: Article
     ) -> None:
         self.ids.append(article.id)
+        self.stories.append(article.story_id)
         self.published.append(epoch_micros(article.published))
         self.file.append(file)
         self.offset.append(offset)
@@ -93,7 +98,13 @@ class NewArticles:
         self.line.append(line)
         self.hashes += digest
 
-    def get(self, i: int, paths: list[Path], language: str) -> NewArticle:
+    def get(
+        self,
+        i: int,
+        paths: list[Path],
+        language: str,
+        translations: tuple[tuple[str, str], ...] = (),
+    ) -> NewArticle:
         return NewArticle(
             paths[self.file[i]],
             self.offset[i],
@@ -103,6 +114,7 @@ class NewArticles:
             language,
             self.ids[i],
             self.published[i],
+            translations,
         )
 
     def list_order(self) -> list[int]:
@@ -122,6 +134,7 @@ class Previous:
     ids: dict[str, SortedIds]
     files: dict[str, dict[str, Any]]  # relative path -> {"size", "mtime_ns", "lines": records}
     sizes: dict[str, int] = field(default_factory=dict)  # gids per language (deleted included)
+    stories: dict[str, SortedIds] = field(default_factory=dict)  # served story ids -> gid
 
     @classmethod
     def empty(cls) -> Previous:
@@ -171,6 +184,8 @@ class Scan:
     files: list[dict[str, Any]] = field(default_factory=list)  # the new build state's files
     lines: dict[str, np.ndarray] = field(default_factory=dict)  # relative path -> records
     problems: list[str] = field(default_factory=list)
+    # Where each kept article's line is, per language and gid: file << 32 | line (0: gone).
+    kept_at: dict[str, np.ndarray] = field(default_factory=dict)
 
     def problem(self, where: str, field_name: str | None, message: str) -> None:
         self.problems.append(
@@ -250,6 +265,7 @@ def scan(src: Path, previous: Previous) -> Scan:
             _parse_lines(file, to_parse, result)
         del lines, refs, to_parse
     result.kept = {lang: at != 0 for lang, at in kept_at.items()}
+    result.kept_at = kept_at
     _duplicates(result)
     _resolve(result, previous, kept_at)
     if result.problems:

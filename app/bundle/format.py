@@ -21,10 +21,15 @@ until a merge replaces it:
     category.u32 / categories.json
                               each article's category, as an index into the segment's names
     lines.bin                 16 bytes per article: the hash of its source line (builds only)
+    stories.bin / .off        each article's story_id (UTF-8, empty: none), uint64 offsets
+    sitemap.bin / .off        each article's sitemap <url> element, joined by b"\n", uint64
+                              offsets laid out as for the JSON (n + 1)
     articles.gzip / .off      each Article compressed as a piece (app.compression): raw deflate
     articles.zstd / .off      ended by a full flush, or one zstd frame; joined by the encoding's
-    summaries.gzip / .off     separator (compression.SEPARATOR: a "," as a stored block or a
-    summaries.zstd / .off     raw frame), uint64 offsets laid out as for the JSON (n + 1)
+    summaries.gzip / .off     separator (compression.separators: the kind's "," or "\n" as a
+    summaries.zstd / .off     stored block or a raw frame), uint64 offsets laid out as for the
+    sitemap.gzip / .off       JSON (n + 1)
+    sitemap.zstd / .off
     articles.br / .off        each Article as a whole brotli stream (get), no separator
     search.*                  the search index (app.search.layout)
 
@@ -47,6 +52,16 @@ rewritten by every publish; they are a few bytes per article:
                               search filters and facets are numpy gathers and a bincount
     category.old              list positions grouped by category as category.pos, each group
                               oldest first (same ranges)
+    stories.bin / .off / .gid served articles' story ids sorted bytewise, and each one's gid
+    feeds.json                where each feed document is: the manifest's `feeds` names one
+                              object per category ("" for all) holding its Atom, RSS and
+                              JSON Feed documents, each in identity, gzip, br and zstd, end
+                              to end; per feed the key of what it was rendered from, so a
+                              publish renders and compresses only the feeds that changed
+
+The manifest's `site` entry holds what spans languages: the sitemap index and the news
+sitemap, each in identity, gzip, br and zstd (`files`), the codec that compressed them, the
+sitemap page size and the public URLs the bundle was built with.
 
 A gid that is not in order.u32 is deleted (retracted, or replaced by a newer version).
 """
@@ -54,10 +69,12 @@ A gid that is not in order.u32 is deleted (retracted, or replaced by a newer ver
 from __future__ import annotations
 
 FORMAT_NAME = "news-bundle"
-FORMAT_VERSION = 3
+# 4: story ids, sitemap fragments and their pieces in segments; feeds and the site entry.
+FORMAT_VERSION = 4
 # Part of every language's content hash (hence collection ETags): what is served, not the
 # layout. Bump it when the served bytes change, not when files are added.
-CONTENT_VERSION = 2
+# 3: every Article carries `translations`.
+CONTENT_VERSION = 3
 MANIFEST = "manifest.json"
 PREVIOUS_MANIFEST = "manifest.previous.json"
 OBJECTS = "objects"
@@ -75,15 +92,28 @@ PUBLISHED = "published.i64"
 CATEGORY_OF = "category.u32"
 SEG_CATEGORIES = "categories.json"
 LINES = "lines.bin"
+STORIES_BIN = "stories.bin"
+STORIES_OFF = "stories.off"
+SITEMAP_BIN = "sitemap.bin"
+SITEMAP_OFF = "sitemap.off"
 SEARCH_PREFIX = "search."
+# Per-document records composed into responses: kind -> (blob, offsets, the identity byte
+# that joins two records). XML elements cannot be joined by a comma: sitemaps use b"\n".
+RECORDS: dict[str, tuple[str, str, bytes]] = {
+    "articles": (ARTICLES_BIN, ARTICLES_OFF, b","),
+    "summaries": (SUMMARIES_BIN, SUMMARIES_OFF, b","),
+    "sitemap": (SITEMAP_BIN, SITEMAP_OFF, b"\n"),
+}
+KINDS = tuple(RECORDS)
 # Compressed pieces: (kind, encoding) -> (blob, offsets). The identity blobs are above.
-KINDS = ("articles", "summaries")
 PIECES: dict[tuple[str, str], tuple[str, str]] = {
     ("articles", "gzip"): ("articles.gzip", "articles.gzip.off"),
     ("articles", "zstd"): ("articles.zstd", "articles.zstd.off"),
     ("articles", "br"): ("articles.br", "articles.br.off"),
     ("summaries", "gzip"): ("summaries.gzip", "summaries.gzip.off"),
     ("summaries", "zstd"): ("summaries.zstd", "summaries.zstd.off"),
+    ("sitemap", "gzip"): ("sitemap.gzip", "sitemap.gzip.off"),
+    ("sitemap", "zstd"): ("sitemap.zstd", "sitemap.zstd.off"),
 }
 SEGMENT_FILES = (
     ARTICLES_BIN,
@@ -97,6 +127,10 @@ SEGMENT_FILES = (
     CATEGORY_OF,
     SEG_CATEGORIES,
     LINES,
+    STORIES_BIN,
+    STORIES_OFF,
+    SITEMAP_BIN,
+    SITEMAP_OFF,
     *(name for pair in PIECES.values() for name in pair),
 )
 
@@ -113,6 +147,10 @@ PUBLISHED_POS = "published.pos"
 OLDEST_POS = "oldest.pos"
 CATEGORY_OF_POS = "category.of"
 CATEGORY_OLDEST = "category.old"
+STORY_IDS_BIN = "stories.bin"
+STORY_IDS_OFF = "stories.off"
+STORY_IDS_GID = "stories.gid"
+FEEDS_JSON = "feeds.json"
 GENERATION_FILES = (
     ORDER,
     IDS_BIN,
@@ -125,7 +163,28 @@ GENERATION_FILES = (
     OLDEST_POS,
     CATEGORY_OF_POS,
     CATEGORY_OLDEST,
+    STORY_IDS_BIN,
+    STORY_IDS_OFF,
+    STORY_IDS_GID,
+    FEEDS_JSON,
 )
+# Content codings of the precompressed whole documents (feeds, sitemap index, news sitemap).
+DOCUMENT_ENCODINGS = ("identity", "gzip", "br", "zstd")
+
+# Site files (manifest "site"/"files"): each document in every DOCUMENT_ENCODINGS coding,
+# identity under its own name, the others as `<name>.<coding>`.
+SITEMAP_INDEX = "sitemap.xml"
+NEWS_SITEMAP = "news.xml"
+SITE_DOCUMENTS = (SITEMAP_INDEX, NEWS_SITEMAP)
+
+
+def site_file(document: str, encoding: str) -> str:
+    return document if encoding == "identity" else f"{document}.{encoding}"
+
+
+SITE_FILES = tuple(site_file(d, e) for d in SITE_DOCUMENTS for e in DOCUMENT_ENCODINGS)
+# URLs per sitemap page (the sitemaps.org limit); the build records the value it used.
+SITEMAP_PAGE_URLS = 50_000
 
 ETAG_BYTES = 16
 LINE_HASH_BYTES = 16

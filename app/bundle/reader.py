@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import errno
 import hashlib
+import itertools
 import mmap
 import os
 import stat
@@ -27,13 +28,14 @@ import orjson
 
 from app.bundle import format as fmt
 from app.bundle import ranking
-from app.compression import IDENTITY, SEPARATOR
+from app.compression import IDENTITY, separators
 from app.languages import LANGUAGES
 from app.search import searcher as search
 from app.search.analyzers import get_analyzer
 from app.search.highlight import Highlighter
 from app.search.query import compile_query
 from app.sorted_bytes import SortedBytes
+from app.syndication import FEED_FORMATS
 
 
 class BundleError(Exception):
@@ -41,6 +43,10 @@ class BundleError(Exception):
 
 
 _EMPTY = memoryview(b"")
+# kind -> encoding -> the bytes between two records (fmt.RECORDS, compression.separators)
+SEPARATORS: dict[str, dict[str, bytes]] = {
+    kind: separators(sep) for kind, (_, _, sep) in fmt.RECORDS.items()
+}
 _NO_POSITIONS = memoryview(b"").cast(fmt.POSITION_TYPECODE)
 
 # "trusted": check sizes, and the CRC-32 of objects not in verified.json (what a server does);
@@ -101,7 +107,7 @@ class CategoryRange:
 
 
 class SegmentData:
-    """One segment's article records."""
+    """One segment's records: Article, ArticleSummary and sitemap <url>, in every encoding."""
 
     __slots__ = (
         "articles",
@@ -123,15 +129,18 @@ class SegmentData:
         self.etags = files[fmt.ETAGS_BIN]
         self.whole = True  # no deleted documents: consecutive gids can be sliced as one run
         # (kind, encoding) -> (blob, offsets, separator length): every encoding of a record.
-        self.pieces: dict[tuple[str, str], tuple[memoryview, memoryview, int]] = {
-            ("articles", IDENTITY): (self.articles, self.articles_off, 1),
-            ("summaries", IDENTITY): (self.summaries, self.summaries_off, 1),
-        }
+        self.pieces: dict[tuple[str, str], tuple[memoryview, memoryview, int]] = {}
+        for kind, (name_bin, name_off, sep) in fmt.RECORDS.items():
+            self.pieces[kind, IDENTITY] = (
+                files[name_bin],
+                files[name_off].cast(fmt.OFFSET_TYPECODE),
+                len(sep),
+            )
         for (kind, encoding), (name_bin, name_off) in fmt.PIECES.items():
             self.pieces[kind, encoding] = (
                 files[name_bin],
                 files[name_off].cast(fmt.OFFSET_TYPECODE),
-                len(SEPARATOR[encoding]),
+                len(SEPARATORS[kind][encoding]),
             )
         for (kind, encoding), (blob, off, sep) in self.pieces.items():
             # The last record is followed by a virtual separator.
@@ -211,7 +220,8 @@ class LanguageData:
             base += docs
         self.total_gids = base
         self._order = gen[fmt.ORDER].cast(fmt.POSITION_TYPECODE)
-        order = np.frombuffer(self._order, dtype="<u4")
+        order = self._order_array = np.frombuffer(self._order, dtype="<u4")
+        self._bases_array = np.asarray(self.bases, dtype=np.int64)
         if order.size != self.count or (order.size and int(order.max()) >= base):
             raise BundleError(f"{where}/{fmt.ORDER}: does not match {self.count} articles")
         # List position of every gid, DELETED for the documents no longer served.
@@ -257,6 +267,24 @@ class LanguageData:
         ):
             if size != self.count:
                 raise BundleError(f"{where}/{name}: size does not match {self.count} articles")
+        # Feeds: per category ("" for all) one object; per format where each coding is.
+        feeds = orjson.loads(gen[fmt.FEEDS_JSON])
+        self.feeds_updated: str = feeds["updated"]
+        self._feeds: dict[str, dict[str, tuple[dict[str, memoryview], str]]] = {}
+        if set(meta["feeds"]) != set(feeds["feeds"]):
+            raise BundleError(f"{where}/{fmt.FEEDS_JSON}: does not match the feed objects")
+        for name, index in feeds["feeds"].items():
+            blob = views[meta["feeds"][name]]
+            compiled = {}
+            for kind in FEED_FORMATS:
+                variants = {}
+                for encoding in fmt.DOCUMENT_ENCODINGS:
+                    start, stop = index[kind][encoding]
+                    if not 0 <= start <= stop <= len(blob):
+                        raise BundleError(f"{where}/{fmt.FEEDS_JSON}: feed outside its object")
+                    variants[encoding] = blob[start:stop]
+                compiled[kind] = (variants, f'"{index[kind]["etag"]}"')
+            self._feeds[name] = compiled
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -336,6 +364,32 @@ class LanguageData:
     def run_by_gid(self, gid: int) -> Run:
         segment, local = self._segment(gid)
         return Run(segment, local, local + 1)
+
+    def coalesced_runs(self, start: int, stop: int) -> list[Run]:
+        """List positions start..stop-1 as the fewest runs, for long ranges (sitemap pages of
+        up to 50,000 records): consecutive gids of one segment are adjacent records even when
+        the segment has deleted documents elsewhere, so they are one slice."""
+        if start >= stop:
+            return []
+        run = self._run(start, stop)
+        if run is not None:
+            return [Run(*run)]
+        gids = self._order_array[start:stop].astype(np.int64)
+        seg = np.searchsorted(self._bases_array, gids, side="right") - 1
+        cuts = np.flatnonzero((np.diff(gids) != 1) | (np.diff(seg) != 0)) + 1
+        bounds = [0, *cuts.tolist(), len(gids)]
+        out = []
+        for first, end in itertools.pairwise(bounds):
+            n = int(seg[first])
+            local = int(gids[first]) - self.bases[n]
+            out.append(Run(self.segments[n], local, local + end - first))
+        return out
+
+    def feed(self, kind: str, category: str | None) -> tuple[dict[str, memoryview], str] | None:
+        """A compiled feed in every coding (identity, gzip, br, zstd) and its quoted identity
+        ETag, or None for a category with no article."""
+        compiled = self._feeds.get(category or "")
+        return None if compiled is None else compiled[kind]
 
     def category_positions(self, category: str) -> memoryview:
         """List positions of one category's articles, in list order (empty if unknown)."""
@@ -446,6 +500,42 @@ class LanguageData:
         return len(self.segments)
 
 
+@dataclass(frozen=True)
+class SiteData:
+    """What spans languages: the sitemap index and the news sitemap, each in every coding
+    with its quoted identity ETag, the codec that compressed them, and the sitemap page size
+    and public URLs the bundle was built with."""
+
+    sitemap_index: tuple[dict[str, memoryview], str]
+    news_sitemap: tuple[dict[str, memoryview], str]
+    codec: str
+    sitemap_page_urls: int
+    public_urls: dict[str, str]
+
+    @classmethod
+    def from_manifest(cls, site: Mapping[str, Any], views: Mapping[str, memoryview]) -> SiteData:
+        files = site["files"]
+        page = int(site["sitemap_page_urls"])
+        if page < 1:
+            raise ValueError("sitemap_page_urls must be at least 1")
+
+        def document(name: str) -> tuple[dict[str, memoryview], str]:
+            variants = {e: views[files[fmt.site_file(name, e)]] for e in fmt.DOCUMENT_ENCODINGS}
+            return variants, _quoted(variants[IDENTITY])
+
+        return cls(
+            document(fmt.SITEMAP_INDEX),
+            document(fmt.NEWS_SITEMAP),
+            str(site["codec"]),
+            page,
+            dict(site["public_urls"]),
+        )
+
+
+def _quoted(body: bytes | memoryview) -> str:
+    return f'"{hashlib.blake2b(body, digest_size=fmt.ETAG_BYTES).hexdigest()}"'
+
+
 class Bundle:
     """A loaded bundle: the nine languages plus identity and provenance."""
 
@@ -456,7 +546,9 @@ class Bundle:
         languages: dict[str, LanguageData],
         identity: Identity,
         views: dict[str, tuple[memoryview, list[int]]],
+        site: SiteData,
     ) -> None:
+        self.site = site
         self.path = path
         self.bundle_id = bundle_id
         self.languages = languages
@@ -524,7 +616,31 @@ class Bundle:
                 )
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise BundleError(f"{path}: language {language}: {exc!r}") from None
-        return cls(path, manifest["bundle_id"], languages, identity, views)
+        try:
+            site = SiteData.from_manifest(manifest["site"], mapped)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise BundleError(f"{path}: site: {exc!r}") from None
+        return cls(path, manifest["bundle_id"], languages, identity, views, site)
+
+
+def check_objects(path: Path, manifest: dict[str, Any]) -> None:
+    """What Bundle.load checks of every object a manifest names (size; CRC-32 unless
+    verified.json vouches for the file), without loading the languages: the builder reads
+    article bytes of the bundle it updates, and must not build on a damaged one."""
+    dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        entries = manifest["objects"]
+        verified = _read_verified(dir_fd)
+        to_check: dict[str, memoryview] = {}
+        for name in sorted(_referenced(manifest, path)):
+            if name not in entries or not isinstance(entries[name], Mapping):
+                raise BundleError(f"{path}/{fmt.MANIFEST}: object {name} has no entry")
+            view, stamp = _map_object(dir_fd, path, name, entries[name])
+            if verified.get(name) != stamp:
+                to_check[name] = view
+    finally:
+        os.close(dir_fd)
+    _verify_contents(path, to_check, entries, "crc32")
 
 
 def bundle_id_for(languages: Mapping[str, Mapping[str, Any]]) -> str:
@@ -545,10 +661,15 @@ def _referenced(manifest: dict[str, Any], path: Path) -> set[str]:
             raise BundleError(f"{path}: manifest has no language {language!r}")
         try:
             names.update(meta["files"].values())
+            names.update(meta["feeds"].values())
             for desc in meta["segments"]:
                 names.update(desc["files"].values())
         except (KeyError, TypeError, AttributeError) as exc:
             raise BundleError(f"{path}: language {language}: malformed entry ({exc!r})") from None
+    try:
+        names.update(manifest["site"]["files"].values())
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise BundleError(f"{path}: site: malformed entry ({exc!r})") from None
     return names
 
 

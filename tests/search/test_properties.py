@@ -60,7 +60,10 @@ def test_any_cjk_title_substring_finds_its_article(
 @PROPERTY
 @given(
     language=st.sampled_from(sorted(LATIN_STEMMERS)),
-    words=st.lists(latin_word, min_size=1, max_size=4),
+    # "or" in capitals is the OR operator (api.md §7): upper-casing it changes the query.
+    words=st.lists(
+        latin_word.filter(lambda w: strip_accents(w).upper() != "OR"), min_size=1, max_size=4
+    ),
     body=st.lists(latin_word, min_size=0, max_size=20),
 )
 def test_case_and_accents_change_nothing(language: str, words: list[str], body: list[str]) -> None:

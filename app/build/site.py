@@ -1,0 +1,87 @@
+"""What spans languages: the sitemap index and the Google News sitemap (docs/delivery.md).
+
+Both are rebuilt by every publish from the generations just built. The news sitemap's "now"
+is the newest published_at in the bundle, not the clock, so the same sources always give the
+same bytes; it lists articles published in the 48 hours up to that moment, newest first, at
+most 1,000 (then language order, then id).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import orjson
+
+from app.build.merge import SegmentReader
+from app.bundle import format as fmt
+from app.bundle.objects import ObjectEntry, ObjectStore
+from app.compression import CODEC_ID, precompress
+from app.languages import LANGUAGES
+from app.public_urls import PublicUrls
+from app.syndication import news_sitemap, sitemap_index, sitemap_page_path
+
+NEWS_WINDOW_MICROS = 48 * 3600 * 1_000_000
+NEWS_MAX = 1000
+
+
+def sitemap_pages(articles: int, page_urls: int) -> int:
+    """Pages of a language's sitemap: one even when it has no article."""
+    return max(1, math.ceil(articles / page_urls))
+
+
+def build_site(
+    store: ObjectStore,
+    languages: dict[str, dict[str, Any]],
+    urls: PublicUrls,
+    page_urls: int,
+) -> tuple[dict[str, Any], dict[str, ObjectEntry]]:
+    paths = [
+        sitemap_page_path(language, page)
+        for language in LANGUAGES
+        for page in range(1, sitemap_pages(languages[language]["articles"], page_urls) + 1)
+    ]
+    paths.append("/sitemaps/news.xml")
+    # Candidates: each language's newest NEWS_MAX articles (list order is newest first).
+    candidates: list[tuple[int, int, bytes, int, int]] = []  # (-published, lang, id, seg, doc)
+    readers: dict[str, list[SegmentReader]] = {}
+    for li, language in enumerate(LANGUAGES):
+        meta = languages[language]
+        readers[language] = [SegmentReader(store, d) for d in meta["segments"]]
+        order = np.frombuffer(store.path(meta["files"][fmt.ORDER]).read_bytes(), dtype="<u4")
+        bases = np.cumsum([0] + [r.docs for r in readers[language]]).tolist()
+        for gid in order[:NEWS_MAX].tolist():
+            n = int(np.searchsorted(bases, gid, side="right")) - 1
+            local = gid - bases[n]
+            reader = readers[language][n]
+            published = int(reader.array(fmt.PUBLISHED, "<i8")[local])
+            article_id = reader.ids_at(local)
+            candidates.append((-published, li, article_id, n, local))
+    chosen = []
+    if candidates:
+        candidates.sort()
+        now = -candidates[0][0]
+        for minus_published, li, _, n, local in candidates[:NEWS_MAX]:
+            if now + minus_published > NEWS_WINDOW_MICROS:
+                break
+            language = LANGUAGES[li]
+            chosen.append((language, orjson.loads(readers[language][n].article(local))))
+    files: dict[str, str] = {}
+    entries: dict[str, ObjectEntry] = {}
+    for name, body in (
+        (fmt.SITEMAP_INDEX, sitemap_index(urls, paths)),
+        (fmt.NEWS_SITEMAP, news_sitemap(urls, chosen)),
+    ):
+        variants = {"identity": body, **precompress(body)}  # served as stored (delivery.md)
+        for encoding in fmt.DOCUMENT_ENCODINGS:
+            obj, entry = store.put(variants[encoding])
+            files[fmt.site_file(name, encoding)] = obj
+            entries[obj] = entry
+    site = {
+        "files": files,
+        "codec": CODEC_ID,
+        "sitemap_page_urls": page_urls,
+        "public_urls": urls.manifest(),
+    }
+    return site, entries

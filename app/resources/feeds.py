@@ -1,0 +1,125 @@
+"""Feeds and sitemaps (docs/delivery.md): compiled by the builder, sent as stored.
+
+Feeds, the sitemap index and the news sitemap are whole documents that the builder rendered
+and compressed in every coding: `app.delivery.send_precomputed` negotiates and sends one of
+them. A language's sitemap page is composed, like a list page, from per-article `<url>`
+records whose gzip and zstd pieces were also compressed at build time (`app.delivery.send`):
+a publish renders no page. Both paths set the per-coding ETag, Vary, Cache-Control and
+Surrogate-Key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+
+import falcon
+
+from app import params
+from app import surrogate_keys as keys
+from app.bundle.store import BundleStore
+from app.compression import IDENTITY, precompress
+from app.delivery import Composed, send, send_precomputed
+from app.errors import APIError, unsupported_language
+from app.http_cache import CachePolicy
+from app.languages import LANGUAGE_SET
+from app.models import FeedQuery
+from app.public_urls import PublicUrls
+from app.syndication import MEDIA_TYPES, SITEMAP_HEAD, SITEMAP_TAIL, render_feed
+
+XML = "application/xml"
+_PAGE_NAME = re.compile(r"([a-z_]+)(?:-([1-9][0-9]{0,8}))?")
+
+
+def _etag(*parts: object) -> str:
+    return '"' + hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest() + '"'
+
+
+class Feed:
+    """GET /api/v1/{language}/feed.{atom,rss,json}?category"""
+
+    def __init__(self, store: BundleStore, cache: CachePolicy, kind: str) -> None:
+        self.store = store
+        self.cache = cache
+        self.kind = kind
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
+        if language not in LANGUAGE_SET:
+            raise unsupported_language(language)
+        category = params.parse(req, FeedQuery).category or None  # empty means every category
+        bundle = self.store.current()
+        data = bundle.languages[language]
+        compiled = data.feed(self.kind, category)
+        variants: Mapping[str, bytes | memoryview]
+        if compiled is not None:
+            variants, etag = compiled
+            depends = (
+                keys.collection(language)
+                if category is None
+                else keys.category_feed(language, category, known=True)
+            )
+        else:
+            # A category with no article: a valid feed without entries, as the list gives an
+            # empty page. The only document rendered and compressed per request: a few
+            # hundred bytes, for a category name the builder cannot know.
+            assert category is not None  # the feed of every category is always compiled
+            urls = PublicUrls.from_manifest(bundle.site.public_urls)
+            body = render_feed(self.kind, urls, language, category, [], data.feeds_updated)
+            variants = {IDENTITY: body, **precompress(body)}
+            etag = _etag("feed", self.kind, data.content_hash, category)
+            depends = keys.category_feed(language, category, known=False)
+        media_type = MEDIA_TYPES[self.kind]
+        send_precomputed(req, resp, variants, etag, self.cache, depends, data.codec, media_type)
+
+    on_head = on_get
+
+
+class SitemapIndex:
+    """GET /sitemap.xml"""
+
+    def __init__(self, store: BundleStore, cache: CachePolicy) -> None:
+        self.store = store
+        self.cache = cache
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        site = self.store.current().site
+        variants, etag = site.sitemap_index
+        send_precomputed(req, resp, variants, etag, self.cache, keys.SITE_KEY, site.codec, XML)
+
+    on_head = on_get
+
+
+class Sitemap:
+    """GET /sitemaps/news.xml, /sitemaps/{language}.xml and /sitemaps/{language}-{page}.xml
+
+    A language's page joins the `<url>` records of its list positions, one slice per run of
+    consecutive records of a segment, in the negotiated coding (docs/delivery.md).
+    """
+
+    def __init__(self, store: BundleStore, cache: CachePolicy) -> None:
+        self.store = store
+        self.cache = cache
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, sitemap: str) -> None:
+        bundle = self.store.current()
+        site = bundle.site
+        if sitemap == "news":
+            variants, etag = site.news_sitemap
+            send_precomputed(req, resp, variants, etag, self.cache, keys.SITE_KEY, site.codec, XML)
+            return
+        match = _PAGE_NAME.fullmatch(sitemap)
+        if match is None or match[1] not in LANGUAGE_SET or match[2] == "1":
+            raise APIError(404, "Not Found")  # page 1 is /sitemaps/{language}.xml
+        language, page = match[1], int(match[2] or 1)
+        data = bundle.languages[language]
+        per_page = site.sitemap_page_urls
+        start = (page - 1) * per_page
+        if page > 1 and start >= data.count:
+            raise APIError(404, "Not Found")  # a language with no article still has page 1
+        runs = data.coalesced_runs(start, min(start + per_page, data.count))
+        body = Composed("sitemap", SITEMAP_HEAD, runs, SITEMAP_TAIL)
+        etag = _etag("sitemap", data.content_hash, per_page, page)
+        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec, XML)
+
+    on_head = on_get
