@@ -8,6 +8,7 @@ collection); `prev` and `next` only where that page exists. A page beyond the la
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import parse_qsl, quote, urlencode
 
 import falcon
@@ -20,16 +21,7 @@ _PATH_SAFE = "/:@!$&'()*+,;="
 
 def link_header(req: falcon.Request, page: int, page_size: int, total: int) -> str:
     last = max(1, -(-total // page_size))
-    # The path is percent-encoded (an article id may hold spaces or Hangul, and a header is
-    # ASCII); the other parameters are encoded once and shared by every link.
-    head = quote(req.path, safe=_PATH_SAFE) + "?"
-    if req.query_string:
-        kept = [
-            (k, v) for k, v in parse_qsl(req.query_string, keep_blank_values=True) if k != "page"
-        ]
-        if kept:
-            head += urlencode(kept) + "&"
-    head += "page="
+    head = _head(req.path, req.query_string)
     links = [f'<{head}1>; rel="first"']
     if page > 1:
         links.append(f'<{head}{int_text(min(page - 1, last))}>; rel="prev"')
@@ -37,3 +29,15 @@ def link_header(req: falcon.Request, page: int, page_size: int, total: int) -> s
         links.append(f'<{head}{int_text(page + 1)}>; rel="next"')
     links.append(f'<{head}{int_text(last)}>; rel="last"')
     return ", ".join(links)
+
+
+@functools.lru_cache(maxsize=4096)  # popular pages recur; the encoding is most of the work
+def _head(path: str, query: str) -> str:
+    """`path?kept&page=`: the path percent-encoded (an article id may hold spaces or Hangul,
+    and a header is ASCII), every parameter but `page` encoded once for all the links."""
+    head = quote(path, safe=_PATH_SAFE) + "?"
+    if query:
+        kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k != "page"]
+        if kept:
+            head += urlencode(kept) + "&"
+    return head + "page="
