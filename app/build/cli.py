@@ -450,17 +450,24 @@ def _plan_languages(
                 del deleted[language][i]
             segments[language].insert(first, desc)
             deleted[language].insert(first, np.zeros(0, dtype=np.int64))
-    # 4. Generations.
-    languages = {}
-    for language in LANGUAGES:
-        meta, written = build_generation(
+    # 4. Generations: each sorts every live article of its language (and renders its changed
+    # feeds), so on a large archive they run side by side in worker processes.
+    generations = {
+        language: executor.submit(
+            build_generation,
             store,
             language,
             segments[language],
             deleted[language],
             urls,
             None if manifest is None else manifest["languages"][language],
+            work=sum(int(desc["docs"]) for desc in segments[language]),
         )
+        for language in LANGUAGES
+    }
+    languages = {}
+    for language in LANGUAGES:
+        meta, written = generations[language].result()
         entries.update(written)
         languages[language] = meta
         report.segments[language] = len(segments[language])
