@@ -298,6 +298,18 @@ def test_pieces_compose(records: list[bytes], head: bytes, sep: bytes) -> None:
         assert decode_body("zstd", b"".join(zs)) == identity
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=5000), max_size=8), st.integers(0, 2**32 - 1))
+def test_isal_crc32_chains_like_zlib(parts: list[bytes], start: int) -> None:
+    """The gzip trailer's CRC-32 comes from ISA-L (compression._crc32): chained over the
+    slices of a page it must equal zlib's, or every composed gzip body would be corrupt."""
+    ours = theirs = start
+    for part in parts:
+        ours = compression._crc32(memoryview(part), ours)
+        theirs = zlib.crc32(part, theirs)
+    assert ours == theirs
+
+
 @given(st.binary(max_size=5000))
 def test_precompress_round_trips(body: bytes) -> None:
     for coding, data in compression.precompress(body).items():
