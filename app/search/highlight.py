@@ -28,22 +28,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.search.analyzers import (
-    CJK_CLASS,
     CJK_RUN_RE,
     WORD_RE,
     ZH_PHRASE_RE,
     ZH_PHRASES,
     Analyzer,
-    fold_accents,
     normalize,
 )
 
 SNIPPET_CHARS = 240
 # Characters of context kept before the first match when a snippet must be cut.
 _LEAD_CHARS = 60
-# A word (letters and digits outside the CJK blocks) or a CJK run, as the analysers split.
-_TOKEN_RE = re.compile(f"[^\\W_{CJK_CLASS}]+")
-_WORD_CHAR_RE = re.compile(f"[^\\W_{CJK_CLASS}]")
 # Where a cut snippet may start after or end before: spaces, and CJK sentence ends.
 _BREAK_RE = re.compile("[\\s\u3002\uff01\uff1f]")
 
@@ -62,17 +57,12 @@ class Highlighter:
 
     # -- finding matches ------------------------------------------------------------------
 
-    def _word_matches(self, token: str) -> bool:
-        verdict = self._verdicts.get(token)
-        if verdict is None:
-            if token.isascii():
-                words = [token.lower()]
-            else:
-                words = WORD_RE.findall(fold_accents(normalize(token)))
-            verdict = bool(words) and any(
-                stem in self.stems for stem in self.analyzer.stem_words(words)
-            )
-            self._verdicts[token] = verdict
+    def _judge(self, token: str) -> bool:
+        """Whether a word of the text analyses to a query stem (the word is NFKC'd and case
+        folded, then split and accent-folded by the analyser, as the index does)."""
+        words = self.analyzer.token_parts(normalize(token))[0]
+        verdict = any(stem in self.stems for stem in self.analyzer.stem_words(words))
+        self._verdicts[token] = verdict
         return verdict
 
     def _word_spans(self, text: str, start: int, stop: int, first_only: bool) -> list[Span]:
@@ -80,16 +70,16 @@ class Highlighter:
             return []
         spans = []
         verdicts = self._verdicts
-        for match in _TOKEN_RE.finditer(text, start, stop):
+        for match in WORD_RE.finditer(text, start, stop):
             verdict = verdicts.get(match.group())
             if verdict is None:
-                verdict = self._word_matches(match.group())
+                verdict = self._judge(match.group())
             if not verdict:
                 continue
             a, b = match.span()
-            # A token cut by the window's edge is not a whole word: leave it unmarked.
-            if (a == start and a > 0 and _WORD_CHAR_RE.match(text, a - 1)) or (
-                b == stop and b < len(text) and _WORD_CHAR_RE.match(text, b)
+            # A word cut by the window's edge is not a whole word: leave it unmarked.
+            if (a == start and a > 0 and WORD_RE.match(text, a - 1)) or (
+                b == stop and b < len(text) and WORD_RE.match(text, b)
             ):
                 continue
             spans.append((a, b))
