@@ -442,15 +442,21 @@ class LanguageData:
         return total, self.runs_at(group[i + start : min(i + stop, j)])
 
     def search_page(
-        self, query: str, page: SearchPage, category: str | None, start: int, stop: int
-    ) -> tuple[int, list[Run], bytes]:
-        """(total, runs of the page's records, facets JSON) of a search request.
+        self,
+        query: str,
+        page: SearchPage,
+        category: str | None,
+        start: int,
+        stop: int,
+        highlight: bool = False,
+    ) -> tuple[int, list[Run], bytes, bytes | None]:
+        """(total, runs of the page's records, facets JSON, highlights JSON or None) of a
+        search request; highlights only when asked, for the page's records only.
 
         Filters and facets work on the numpy arrays of every match: the date range is a
         position range, categories a gather from category.of, facets one bincount."""
-        pos, acc, titles = search.scored_matches(
-            self._search_segments, compile_query(query, self._analyzer)
-        )
+        compiled = compile_query(query, self._analyzer)
+        pos, acc, titles = search.scored_matches(self._search_segments, compiled)
         if page.first is not None or page.last is not None:
             lo, hi = self.position_range(page.first, page.last)
             keep = (pos >= lo) & (pos < hi)
@@ -471,16 +477,14 @@ class LanguageData:
             chosen = ranking.newest(pos, start, limit).tolist()
         else:
             chosen = ranking.oldest(pos, self._published, start, limit).tolist()
-        return total, self.runs_at(chosen), facets
-
-    def highlights(self, query: str, runs: Sequence[Run]) -> bytes:
-        """The `highlights` JSON of a search page: its records (one per run) decoded and
-        marked for the query's positive terms (app/search/highlight.py)."""
-        compiled = compile_query(query, self._analyzer)
-        marker = Highlighter(self._analyzer, compiled.positive_texts)
-        return orjson.dumps(
-            [marker.highlight(orjson.loads(run.segment.record(run.start))) for run in runs]
-        )
+        runs = self.runs_at(chosen)
+        highlights = None
+        if highlight:  # each record of the page decoded and marked (app/search/highlight.py)
+            marker = Highlighter(self._analyzer, compiled.positive_texts)
+            highlights = orjson.dumps(
+                [marker.highlight(orjson.loads(run.segment.record(run.start))) for run in runs]
+            )
+        return total, runs, facets, highlights
 
     def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
         """(total, list positions of the page) for a search query."""

@@ -102,13 +102,13 @@ class ArticleSearch(_BundleResource):
         first, last = page.date_range
         selection = SearchPage(first, last, page.order.value, page.summary)
         start = page.offset
-        total, runs, facets = data.search_page(
-            q, selection, category, start, start + page.page_size
+        total, runs, facets, highlights = data.search_page(
+            q, selection, category, start, start + page.page_size, page.highlight
         )
         kind = "summaries" if page.summary else "articles"
         extra = b',"facets":' + facets
-        if page.highlight:  # the work is done for the returned page only
-            extra += b',"highlights":' + data.highlights(q, runs)
+        if highlights is not None:
+            extra += b',"highlights":' + highlights
         body = Composed(kind, params.LIST_HEAD, runs, params.list_tail(page, total, extra))
         # Every search body carries facets since version 1.1 (docs/api.md §7): "facets" in
         # the key gives those bodies new ETags.
