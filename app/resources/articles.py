@@ -39,15 +39,16 @@ def _collection_etag(data: LanguageData, *key: object) -> str:
     return f'"{data.content_hash}-{_ENVELOPE_VERSION}{digest}"'
 
 
-class _BundleResource:
-    """Article and category resources read the current bundle and send cacheable bytes."""
+class BundleResource:
+    """Resources that read the current bundle and send cacheable bytes (articles,
+    categories, feeds, sitemaps)."""
 
     def __init__(self, store: BundleStore, cache: CachePolicy) -> None:
         self.store = store
         self.cache = cache
 
 
-class ArticleCollection(_BundleResource):
+class ArticleCollection(BundleResource):
     """GET /api/v1/{language}/articles?page&page_size&category&from&to&order&fields"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
@@ -77,7 +78,7 @@ class ArticleCollection(_BundleResource):
 _LIST_DEFAULT = ListPage()
 
 
-class LatestArticles(_BundleResource):
+class LatestArticles(BundleResource):
     """GET /api/v1/{language}/articles/latest?limit"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
@@ -90,7 +91,7 @@ class LatestArticles(_BundleResource):
     on_head = on_get
 
 
-class ArticleSearch(_BundleResource):
+class ArticleSearch(BundleResource):
     """GET /api/v1/{language}/articles/search?q&page&page_size&category&from&to&order&fields
     &highlight"""
 
@@ -130,7 +131,7 @@ class ArticleSearch(_BundleResource):
     on_head = on_get
 
 
-class ArticleItem(_BundleResource):
+class ArticleItem(BundleResource):
     """GET /api/v1/{language}/articles/{article_id}"""
 
     def on_get(
@@ -148,7 +149,7 @@ class ArticleItem(_BundleResource):
     on_head = on_get
 
 
-class Categories(_BundleResource):
+class Categories(BundleResource):
     """GET /api/v1/{language}/categories"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:

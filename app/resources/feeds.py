@@ -26,6 +26,7 @@ from app.http_cache import CachePolicy
 from app.languages import LANGUAGE_SET
 from app.models import FeedQuery
 from app.public_urls import PublicUrls
+from app.resources.articles import BundleResource
 from app.syndication import MEDIA_TYPES, SITEMAP_HEAD, SITEMAP_TAIL, render_feed
 
 XML = "application/xml"
@@ -36,12 +37,11 @@ def _etag(*parts: object) -> str:
     return '"' + hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest() + '"'
 
 
-class Feed:
+class Feed(BundleResource):
     """GET /api/v1/{language}/feed.{atom,rss,json}?category"""
 
     def __init__(self, store: BundleStore, cache: CachePolicy, kind: str) -> None:
-        self.store = store
-        self.cache = cache
+        super().__init__(store, cache)
         self.kind = kind
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
@@ -75,12 +75,8 @@ class Feed:
     on_head = on_get
 
 
-class SitemapIndex:
+class SitemapIndex(BundleResource):
     """GET /sitemap.xml"""
-
-    def __init__(self, store: BundleStore, cache: CachePolicy) -> None:
-        self.store = store
-        self.cache = cache
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         site = self.store.current().site
@@ -90,16 +86,12 @@ class SitemapIndex:
     on_head = on_get
 
 
-class Sitemap:
+class Sitemap(BundleResource):
     """GET /sitemaps/news.xml, /sitemaps/{language}.xml and /sitemaps/{language}-{page}.xml
 
     A language's page joins the `<url>` records of its list positions, one slice per run of
     consecutive records of a segment, in the negotiated coding (docs/delivery.md).
     """
-
-    def __init__(self, store: BundleStore, cache: CachePolicy) -> None:
-        self.store = store
-        self.cache = cache
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, sitemap: str) -> None:
         bundle = self.store.current()
