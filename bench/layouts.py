@@ -79,9 +79,9 @@ def serve(
         if server == "granian":
             command = [
                 str(ROOT / ".venv" / "bin" / "granian"),
-                *["--interface", "wsgi", "--blocking-threads", "1", "--backpressure", "32"],
-                *["--respawn-failed-workers", "--no-access-log", "--workers", "2"],
-                *("--host", "127.0.0.1", "--port", str(port), "app.wsgi:app"),
+                *harness.GRANIAN_OPTS,
+                *["--no-access-log", "--workers", "2", "--host", "127.0.0.1", "--port", str(port)],
+                "app.wsgi:app",
             ]
         proc = subprocess.Popen(
             command,

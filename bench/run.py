@@ -66,6 +66,18 @@ class Options:
     yardsticks_only: bool
 
 
+# GRANIAN_OPTS of the Makefile: what `make serve SERVER=granian` runs.
+GRANIAN_OPTS = (
+    "--interface",
+    "wsgi",
+    "--blocking-threads",
+    "1",
+    "--backpressure",
+    "32",
+    "--respawn-failed-workers",
+)
+
+
 @dataclass
 class Server:
     """One way of serving a WSGI app; ``command`` gets the target and the port."""
@@ -84,14 +96,7 @@ class Server:
             return [str(VENV_BIN / "gunicorn"), "-c", "app/gunicorn_conf.py", target]
         return [
             str(VENV_BIN / "granian"),
-            # GRANIAN_OPTS of the Makefile: what `make serve SERVER=granian` runs.
-            "--interface",
-            "wsgi",
-            "--blocking-threads",
-            "1",
-            "--backpressure",
-            "32",
-            "--respawn-failed-workers",
+            *GRANIAN_OPTS,
             "--workers",
             str(WORKERS),
             "--host",
