@@ -17,11 +17,15 @@ from app.params import int_text
 
 # RFC 3986 pchar characters other than unreserved ones, kept as they are in a path.
 _PATH_SAFE = "/:@!$&'()*+,;="
+_CACHEABLE_CHARS = 512
 
 
 def link_header(req: falcon.Request, page: int, page_size: int, total: int) -> str:
     last = max(1, -(-total // page_size))
-    head = _head(req.path, req.query_string)
+    path, query = req.path, req.query_string
+    # Only short targets are cached (as Accept-Encoding values are, app/negotiation.py): a
+    # client sending 8 KB query strings cannot fill the cache with megabytes.
+    head = (_head if len(path) + len(query) <= _CACHEABLE_CHARS else _head.__wrapped__)(path, query)
     links = [f'<{head}1>; rel="first"']
     if page > 1:
         links.append(f'<{head}{int_text(min(page - 1, last))}>; rel="prev"')
