@@ -38,8 +38,12 @@ def parse(header: str) -> dict[str, float]:
             continue
         q: float | None = 1.0
         for param in params:
-            name, _, value = param.partition("=")
-            if name.strip(_OWS).lower() == "q":
+            name, equals, value = param.partition("=")
+            name = name.strip(_OWS).lower()
+            if not equals or not _TOKEN.match(name):
+                q = None  # not `name=value` (`*;q<2`): the element is malformed
+                break
+            if name == "q":
                 value = value.strip(_OWS)
                 q = float(value) if _QVALUE.match(value) else None
         if q is None:

@@ -334,6 +334,10 @@ def test_precompress_round_trips(body: bytes) -> None:
         ("gzip;q=1.5", "identity"),
         ("gzip;q=0.0000", "identity"),
         ("gzip;foo=bar;q=0.2", "gzip"),
+        # A parameter that is not name=value makes its element malformed: ignored.
+        ("*;q<2w3E", "identity"),
+        ("zstd;q, gzip", "gzip"),
+        ("zstd;;q=1", "identity"),
     ],
 )
 def test_negotiation_table_for_a_composed_page(header: str | None, expected: str | None) -> None:

@@ -285,6 +285,7 @@ CASES: tuple[Case, ...] = (
     Case("ae-x-gzip", "GET", "/api/v1/en/articles/latest", (200,), coded("gzip"), {AE: "x-gzip"}),
     Case("ae-bad-q", "GET", "/api/v1/en/articles", (200,), coded(None, a_list), {AE: "gzip;q=2, zstd;q=abc, br;q=-1, zstd;q=0.0001"}),
     Case("ae-empty", "GET", "/api/v1/en/articles", (200,), coded(None, a_list), {AE: ""}),
+    Case("ae-param-without-value", "GET", "/api/v1/en/articles", (200,), coded(None, a_list), {AE: "*;q<2w3E"}),
     Case("ae-punctuation", "GET", "/api/v1/en/articles", (200,), coded(None, a_list), {AE: ",,;;=;q=;,\"\","}),
     Case("ae-10k", "GET", "/api/v1/en/articles", (200,), coded("zstd", a_list), {AE: AE_10K}, wire=True, wire_expect=(400, 431)),
     Case("ae-error-page", "GET", "/api/v1/xx/articles", (400,), None, {AE: "gzip, identity;q=0"}),
