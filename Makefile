@@ -13,39 +13,59 @@ PORT ?= 8000
 # bounds the requests a worker accepts at once. Crashed workers are replaced.
 GRANIAN_OPTS := --interface wsgi --blocking-threads 1 --backpressure 32 --respawn-failed-workers
 
-.PHONY: install serve test test-fast lint format bundles bench bench-publish bench-layouts \
+.PHONY: install serve-deps serve test test-fast lint format bundles bench bench-publish bench-layouts \
 	bench-features bench-delivery \
 	fuzz soak lock clean cluster cluster-stop cluster-publish
 
-# Then the project itself, editable: `app` imports from anywhere and the commands of
-# [project.scripts] exist. No dependency is resolved there: the hashed lock has them all.
-$(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+# Two environments in one .venv, each installed only where it is used:
+# - the server's (`make serve`, `make bundles`): the runtime lock alone (requirements.txt) and
+#   Swagger UI for /docs; the code runs from this directory (PYTHONPATH), as in the image;
+# - the developer's (`make install`, `make test` and the rest): the dev lock on top (a
+#   superset of the runtime lock), then the project itself, editable, so that `app` imports
+#   from anywhere and the commands of [project.scripts] exist. No dependency is resolved at
+#   install time: the hashed locks have them all.
+$(BIN)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements.txt
+	touch $@
+
+$(BIN)/.installed: $(BIN)/.runtime requirements-dev.txt pyproject.toml
 	$(BIN)/pip install --quiet --require-hashes -r requirements-dev.txt
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-# API tooling from npm, pinned with integrity hashes in package-lock.json: Redocly CLI
-# (lints /openapi.json in make test) and swagger-ui-dist (served at /docs). Install
-# scripts are not run: neither package needs one.
-node_modules/.package-lock.json: package.json package-lock.json
-	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+# From npm, pinned with integrity hashes in package-lock.json; install scripts are not run
+# (neither package needs one). swagger-ui-dist is served at /docs, so the server needs it
+# (`npm ci --omit=dev`); Redocly CLI lints /openapi.json in make test (a full `npm ci`).
+SWAGGER_UI := node_modules/swagger-ui-dist/package.json
+NPM_CI := npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 
-install: $(BIN)/.installed node_modules/.package-lock.json
+$(SWAGGER_UI): package.json package-lock.json
+	$(NPM_CI) --omit=dev
+	touch $@
+
+node_modules/.dev-tools: package.json package-lock.json
+	$(NPM_CI)
+	touch $@ $(SWAGGER_UI)
+
+install: $(BIN)/.installed node_modules/.dev-tools
+
+# The server's environment only.
+serve-deps: $(BIN)/.runtime $(SWAGGER_UI)
 
 # Rebuilt when the sample or the builder changes; the builder swaps it in atomically.
-$(BUNDLE_DIR)/manifest.json: $(BIN)/.installed $(wildcard $(SAMPLE_SRC)/*.jsonl) \
+$(BUNDLE_DIR)/manifest.json: $(BIN)/.runtime $(wildcard $(SAMPLE_SRC)/*.jsonl) \
 		$(wildcard app/build/*.py app/bundle/*.py app/search/*.py) app/compression.py
-	$(BIN)/python scripts/build_bundles.py --src $(SAMPLE_SRC) --out $(BUNDLE_DIR)
+	PYTHONPATH=$(CURDIR) $(BIN)/python scripts/build_bundles.py --src $(SAMPLE_SRC) --out $(BUNDLE_DIR)
 
 bundles: $(BUNDLE_DIR)/manifest.json
 
-serve: bundles
+serve: serve-deps bundles
 ifeq ($(SERVER),granian)
-	NEWS_BUNDLE_DIR=$(BUNDLE_DIR) $(BIN)/granian $(GRANIAN_OPTS) --host $(HOST) --port $(PORT) \
+	PYTHONPATH=$(CURDIR) NEWS_BUNDLE_DIR=$(BUNDLE_DIR) $(BIN)/granian $(GRANIAN_OPTS) --host $(HOST) --port $(PORT) \
 		--workers $${WEB_CONCURRENCY:-2} app.wsgi:app
 else
-	NEWS_BUNDLE_DIR=$(BUNDLE_DIR) NEWS_BIND=$(HOST):$(PORT) \
+	PYTHONPATH=$(CURDIR) NEWS_BUNDLE_DIR=$(BUNDLE_DIR) NEWS_BIND=$(HOST):$(PORT) \
 		$(BIN)/gunicorn -c app/gunicorn_conf.py app.wsgi:app
 endif
 

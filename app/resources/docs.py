@@ -1,7 +1,7 @@
 """Interactive API documentation at /docs: Swagger UI over /openapi.json.
 
 Swagger UI's files come from the npm package `swagger-ui-dist`, pinned in package.json and
-installed by `make install` (`npm ci`) into node_modules/; the service serves them itself,
+installed by `make serve` (`npm ci --omit=dev`) or `make install` into node_modules/; the service serves them itself,
 so the page loads nothing from another host (its Content-Security-Policy says so).
 """
 
