@@ -794,6 +794,10 @@ class CommentCountsQuery(BaseModel):
 
 
 _KEY_CHARS = frozenset(chr(c) for c in range(0x20, 0x7F))
+# The same rule for the document, over what HTTP can carry: printable ASCII, and after it
+# only what HTTP (SP, HTAB) or the trimming here (U+0085, U+00A0) removes. A header value
+# cannot start with space, and bytes 0x00-0x1F other than HTAB are refused by the server.
+IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?[\t\x20\x85\xa0]*$"
 
 
 def _idempotency_key(value: str) -> str:
@@ -815,6 +819,7 @@ class CommentCreateHeaders(BaseModel):
             alias="idempotency-key",
             min_length=1,
             max_length=IDEMPOTENCY_KEY_MAX,
+            json_schema_extra={"pattern": IDEMPOTENCY_KEY_PATTERN},
             description="A retry with the same key for the same article returns the comment"
             " created the first time (201) and creates nothing.",
             examples=["3f1c2a9e-order-42"],
