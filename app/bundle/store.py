@@ -24,6 +24,7 @@ import resource
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 from app.bundle import format as fmt
@@ -50,6 +51,9 @@ class BundleStore:
         # /ready reports it so a rollout can see an instance that kept its old bundle.
         self.rejection: str | None = None
         self.loaded_at = time.time()
+        # Called (from the watcher thread) with the bundle served from now on, after every
+        # swap: app.metrics keeps its gauges current without a cost per request.
+        self.on_swap: list[Callable[[Bundle], None]] = []
         self._lock = threading.Lock()
         self._watcher: threading.Thread | None = None
         self._stop = threading.Event()
@@ -106,8 +110,11 @@ class BundleStore:
             return False  # another thread is already checking; serve what we have
         try:
             identity = _manifest_identity(self.directory)
-            swapped = self._load_new(identity)
-            return self._check_damage(identity) or swapped
+            swapped = self._check_damage(identity) | self._load_new(identity)
+            if swapped:
+                for callback in self.on_swap:
+                    callback(self._bundle)
+            return swapped
         finally:
             if not locked:
                 self._lock.release()

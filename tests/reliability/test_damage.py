@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -116,6 +117,13 @@ def ready(srv: Server) -> tuple[int, str]:
     return reply.status, reply.body.decode("utf-8", "replace")
 
 
+def damaged_gauge(srv: Server) -> float:
+    """news_bundle_damaged_objects as /metrics reports it (the most any live worker sees)."""
+    text = srv.get("/metrics").body.decode()
+    (value,) = re.findall(r"^news_bundle_damaged_objects (\S+)$", text, re.M)
+    return float(value)
+
+
 CASES = [
     ("gunicorn", "truncate-all", "bundle_sync"),
     ("granian", "truncate-all", "install"),
@@ -156,6 +164,7 @@ def test_damage_detected_not_crashed_on_then_healed(
             assert detected < DETECT_WITHIN
             status, body = ready(srv)
             assert "objects/" in orjson.loads(body)["detail"]
+            assert damaged_gauge(srv) > 0
 
             # No crash loop: once noticed, no worker dies while the clients keep asking.
             workers = srv.worker_pids()
@@ -180,6 +189,7 @@ def test_damage_detected_not_crashed_on_then_healed(
             ), ready(srv)
             healed = time.monotonic() - repaired_at
             assert not damaged_objects(served)
+            assert wait_until(lambda: damaged_gauge(srv) == 0, 5)
         finally:
             load.stop.set()
             for client in clients:
