@@ -6,7 +6,10 @@
 #   docker run -p 8000:8000 -v /srv/news/bundles:/bundles/served:ro \
 #     -e NEWS_COMMENTS_DSN=postgresql://news@db/news news-delivery:1.0.0
 
+# The bases are build arguments: CI builds from Debian-package bases it makes itself, with no
+# image registry (tests/test_image.py; docs/operations.md, "Image").
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+ARG NODE_IMAGE=node:22-bookworm-slim
 
 # -- build: a virtual environment from the hashed lock, wheels only ---------------------
 FROM ${PYTHON_IMAGE} AS build
@@ -19,16 +22,18 @@ RUN python -m venv /opt/venv \
 
 # -- assets: Swagger UI for /docs, from the pinned npm lock (runtime dependencies only;
 # install scripts are not run: swagger-ui-dist needs none) ------------------------------
-FROM node:22-bookworm-slim AS assets
+FROM ${NODE_IMAGE} AS assets
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error
 
 # -- runtime: the venv, the code, an unprivileged user ----------------------------------
 FROM ${PYTHON_IMAGE}
-RUN groupadd --system --gid 10001 news \
- && useradd --system --uid 10001 --gid news --no-create-home --shell /usr/sbin/nologin news \
- && mkdir -p /bundles /tmp/metrics && chown news:news /bundles /tmp/metrics
+# Not "news": Debian's base-passwd already has a news user and group (uid and gid 9).
+RUN groupadd --system --gid 10001 delivery \
+ && useradd --system --uid 10001 --gid delivery --no-create-home --shell /usr/sbin/nologin \
+      delivery \
+ && mkdir -p /bundles /tmp/metrics && chown delivery:delivery /bundles /tmp/metrics
 COPY --from=build /opt/venv /opt/venv
 WORKDIR /srv/news
 COPY app/ app/

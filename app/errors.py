@@ -13,6 +13,8 @@ import falcon
 import orjson
 import pydantic
 
+from app.bundle.reader import BundleUnavailable
+
 JSON_TYPE = "application/json"
 
 
@@ -83,7 +85,20 @@ def _malformed_body(
     resp.set_header("Connection", "close")
 
 
+def _bundle_unavailable(
+    req: falcon.Request, resp: falcon.Response, error: BaseException, params: dict[str, Any]
+) -> None:
+    # The objects this request needs were found damaged on disk (app.bundle.store): the
+    # instance is not ready and heals once they are repaired, so the client retries.
+    resp.status = falcon.HTTP_503
+    resp.content_type = JSON_TYPE
+    resp.data = orjson.dumps({"detail": getattr(error, "detail", "Service unavailable")})
+    resp.set_header("Retry-After", "5")
+    resp.set_header("Cache-Control", "no-store")
+
+
 def install(app: falcon.App) -> None:
     app.set_error_serializer(serialize_error)
+    app.add_error_handler(BundleUnavailable, _bundle_unavailable)
     for exc_type in _body_read_errors():
         app.add_error_handler(exc_type, _malformed_body)

@@ -62,6 +62,13 @@ BUNDLE_LOADED = Gauge(
     "When the last live worker to switch bundles started serving its current one",
     multiprocess_mode="livemax",
 )
+# Objects of the served bundle a live worker found damaged on disk (docs/operations.md,
+# "Damaged bundle files"): above 0, /ready answers 503 on that worker.
+BUNDLE_DAMAGED = Gauge(
+    "news_bundle_damaged_objects",
+    "Files of the served bundle found damaged on disk and not served, per worker (max)",
+    multiprocess_mode="livemax",
+)
 COMMENT_STORE_ERRORS = Counter(
     "news_comment_store_errors",
     "Comment operations that failed because the comment store was unavailable",
@@ -82,6 +89,7 @@ class Metrics:
 
     def __init__(self, store: BundleStore) -> None:
         self.store = store
+        store.on_swap.append(lambda bundle: BUNDLE_DAMAGED.set(len(bundle.damage)))
         self._bundle_id: str | None = None
         # (route, method, status) -> [count, latency sum, count per latency bucket]
         self._pending: dict[tuple[str, str, int], list[Any]] = {}
@@ -147,6 +155,7 @@ class Metrics:
             BUNDLE_INFO.labels(self._bundle_id).set(0)
         BUNDLE_INFO.labels(bundle_id).set(1)
         BUNDLE_LOADED.set(time.time())
+        BUNDLE_DAMAGED.set(len(self.store.current().damage))
         self._bundle_id = bundle_id
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any, Generic, Literal, TypeVar
@@ -298,6 +299,41 @@ class CommentList(_Page[Comment]):
     """A page of comments, newest first unless `order=oldest`."""
 
 
+# The comment text rules of _comment_text as JSON Schema patterns, so that the document
+# states exactly what the server accepts, no more and no less. The server counts length
+# after trimming (and CRLF as one newline), so the pattern bounds the trimmed text and the
+# schema carries no minLength or maxLength of the raw text. Character classes are spelled
+# out rather than written \s, which ECMAScript and Python regexes read differently.
+# Whitespace str.strip() removes that is not a rejected control character:
+_SPACE = r"\u0020\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# Control characters (Unicode Cc) are rejected, except tab and newline, and CR in CRLF:
+_CONTROL = r"\x00-\x1f\x7f-\x9f"
+_TEXT = rf"[^{_CONTROL}{_SPACE}]"  # a character trimming keeps
+_BLANK = rf"(?:[\t\n{_SPACE}]|\r\n)"  # a character (or CRLF) trimming removes
+
+
+def _trimmed_pattern(inner: str, most: int) -> str:
+    """Text that is 1 to `most` characters once trimmed, whose inner characters are `inner`
+    or kept ones."""
+    return rf"^{_BLANK}*{_TEXT}(?:(?:{inner}|{_TEXT}){{0,{most - 2}}}{_TEXT})?{_BLANK}*$"
+
+
+def _schema_pattern(pattern: str) -> Callable[[dict[str, Any]], None]:
+    def edit(schema: dict[str, Any]) -> None:
+        schema.pop("minLength", None)
+        schema.pop("maxLength", None)
+        schema["pattern"] = pattern
+
+    return edit
+
+
+# Author: one line (tab, newline and CRLF only around the name). Content: any text.
+COMMENT_AUTHOR_PATTERN = _trimmed_pattern(f"[{_SPACE}]", AUTHOR_MAX)
+COMMENT_CONTENT_PATTERN = _trimmed_pattern(_BLANK, CONTENT_MAX)
+# parent_id: the server looks up no id holding NUL (comments.validation.plausible_id).
+PARENT_ID_PATTERN = r"^[^\x00]*$"
+
+
 def _comment_text(single_line: bool) -> Any:
     def clean(raw: Any) -> Any:
         if not isinstance(raw, str):
@@ -323,14 +359,42 @@ class CommentCreate(BaseModel):
         json_schema_extra={"examples": [{"author": "Mina", "content": "Well written."}]}
     )
 
+    # The patterns are the document's statement of _comment_text and of the lengths (only
+    # in the schema: the validator enforces the rule itself, with the precise message).
     author: Annotated[
-        StrictStr, Field(min_length=1, max_length=AUTHOR_MAX), _comment_text(single_line=True)
+        StrictStr,
+        Field(
+            min_length=1,
+            max_length=AUTHOR_MAX,
+            json_schema_extra=_schema_pattern(COMMENT_AUTHOR_PATTERN),
+            description=f"1 to {AUTHOR_MAX} characters after trimming, on one line; no"
+            " control characters.",
+        ),
+        _comment_text(single_line=True),
     ]
     content: Annotated[
-        StrictStr, Field(min_length=1, max_length=CONTENT_MAX), _comment_text(single_line=False)
+        StrictStr,
+        Field(
+            min_length=1,
+            max_length=CONTENT_MAX,
+            json_schema_extra=_schema_pattern(COMMENT_CONTENT_PATTERN),
+            description=f"1 to {CONTENT_MAX} characters after trimming; no control characters"
+            " but tab and newline (CRLF counts as a newline).",
+        ),
+        _comment_text(single_line=False),
     ]
-    parent_id: Annotated[StrictStr | None, Field(min_length=1, max_length=ID_MAX)] = None
-    """A comment of the same article to reply to."""
+    parent_id: (
+        Annotated[
+            StrictStr,
+            Field(
+                min_length=1,
+                max_length=ID_MAX,
+                json_schema_extra={"pattern": PARENT_ID_PATTERN},
+            ),
+        ]
+        | None
+    ) = None
+    """A comment of the same article to reply to (a 422 when it is not one)."""
 
 
 class CommentCount(BaseModel):
@@ -730,6 +794,10 @@ class CommentCountsQuery(BaseModel):
 
 
 _KEY_CHARS = frozenset(chr(c) for c in range(0x20, 0x7F))
+# The same rule for the document, over what HTTP can carry: printable ASCII, and after it
+# only what HTTP (SP, HTAB) or the trimming here (U+0085, U+00A0) removes. A header value
+# cannot start with space, and bytes 0x00-0x1F other than HTAB are refused by the server.
+IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?[\t\x20\x85\xa0]*$"
 
 
 def _idempotency_key(value: str) -> str:
@@ -751,6 +819,7 @@ class CommentCreateHeaders(BaseModel):
             alias="idempotency-key",
             min_length=1,
             max_length=IDEMPOTENCY_KEY_MAX,
+            json_schema_extra={"pattern": IDEMPOTENCY_KEY_PATTERN},
             description="A retry with the same key for the same article returns the comment"
             " created the first time (201) and creates nothing.",
             examples=["3f1c2a9e-order-42"],

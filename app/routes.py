@@ -155,7 +155,8 @@ TEXTS: dict[str, tuple[str, str, str]] = {
     ),
     "ready": (
         "Readiness",
-        "200 when the bundle is loaded and the comment store answers.",
+        "200 when the bundle is loaded whole (no file of it found damaged on disk) and the"
+        " comment store answers.",
         "Ready to serve.",
     ),
     "metrics": (
@@ -437,7 +438,9 @@ ROUTES: tuple[Route, ...] = (
         "operations",
         (
             Operation(
-                "ready", m.Ready, errors={503: "Not ready: the comment store does not answer."}
+                "ready",
+                m.Ready,
+                errors={503: "Not ready: bundle files damaged, or the comment store is down."},
             ),
         ),
     ),

@@ -12,6 +12,11 @@ DEST lacks and switches atomically; the workers pick the new bundle up by themse
 
 A refused bundle is logged and retried only when the origin changes again (retrying the
 same bytes cannot succeed); the served bundle is never touched by a failed install.
+
+Each poll also stats DEST's objects: one that is missing, or is no longer the file that was
+hashed when it arrived (truncated, rewritten, replaced on disk), makes it run the install
+again, which copies those objects back from the origin (docs/operations.md, "Damaged bundle
+files"). The same damage is retried only once it changes.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from app.build.install import damaged_objects
 
 INSTALL = Path(__file__).resolve().parent / "install_bundle.py"
 
@@ -51,14 +58,24 @@ def install(origin: Path, dest: Path) -> bool:
 
 def sync(origin: Path, dest: Path, interval: float, once: bool, max_polls: int | None) -> int:
     installed: Identity | None = None
+    repaired: list[str] = []  # the damage the last install was run for
     polls = 0
     while True:
         identity = manifest_identity(origin)
+        damage = damaged_objects(dest) if installed is not None else []
         if identity is None:
             print(f"bundle_sync: no bundle in {origin} yet", file=sys.stderr, flush=True)
-        elif identity != installed:
+        elif identity != installed or (damage and damage != repaired):
+            if identity == installed:
+                print(
+                    f"bundle_sync: {len(damage)} damaged object(s) in {dest}, e.g. "
+                    f"objects/{damage[0]}: copying them again from {origin}",
+                    file=sys.stderr,
+                    flush=True,
+                )
             ok = install(origin, dest)
             installed = identity  # success or refusal: wait for the origin to change
+            repaired = damage
             if once:
                 return 0 if ok else 1
         if once:

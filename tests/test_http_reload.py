@@ -20,6 +20,7 @@ from app.build.cli import build
 from app.bundle.reader import Bundle, BundleError
 from app.bundle.store import BundleStore
 from app.config import PROJECT_ROOT, Settings
+from app.languages import LANGUAGES
 from app.wsgi import create_app
 from tests.helpers import article_path, bundle_object, good, write_jsonl
 
@@ -269,7 +270,13 @@ def test_bundle_dir_missing_while_serving(served: Path, tmp_path: Path) -> None:
     os.rename(aside, served)
 
 
-@pytest.mark.parametrize("kind", list(CORRUPTIONS))
+# Damage to objects alone (the manifest is sound) does not stop a worker from starting: it
+# starts not ready and answers 503 for what reads them, so that a worker respawned on a
+# damaged directory cannot crash in a loop (docs/reliability.md, "Damaged bundle files").
+OBJECT_DAMAGE = ("truncated-file", "flipped-byte", "missing-file", "copied-with-bad-checksum")
+
+
+@pytest.mark.parametrize("kind", [kind for kind in CORRUPTIONS if kind not in OBJECT_DAMAGE])
 def test_create_app_refuses_corrupt_bundle(tmp_path: Path, kind: str) -> None:
     corrupt, reason = CORRUPTIONS[kind]
     out = tmp_path / "bundle"
@@ -277,6 +284,47 @@ def test_create_app_refuses_corrupt_bundle(tmp_path: Path, kind: str) -> None:
     corrupt(out)
     with pytest.raises(BundleError, match=reason):
         app_for(out, tmp_path)
+
+
+@pytest.mark.parametrize("kind", OBJECT_DAMAGE)
+def test_create_app_starts_not_ready_on_damaged_objects(tmp_path: Path, kind: str) -> None:
+    corrupt, reason = CORRUPTIONS[kind]
+    out = tmp_path / "bundle"
+    build(make_source(tmp_path / "src", ["one"]), out)
+    good_bodies = {
+        language: Bundle.load(out).languages[language].categories_json for language in LANGUAGES
+    }
+    manifest = _manifest(out)
+    corrupt(out)
+    with pytest.raises(BundleError, match=reason):
+        Bundle.load(out)
+    partial = Bundle.load(out, partial=True)
+    assert len(partial.damage) == 1 and reason in next(iter(partial.damage.values()))
+    (damaged,) = partial.damage
+    # The oracle: the languages whose manifest entries name the damaged object.
+    readers = {
+        language
+        for language, meta in manifest["languages"].items()
+        if damaged
+        in {*meta["files"].values(), *meta["feeds"].values()}
+        | {name for seg in meta["segments"] for name in seg["files"].values()}
+    }
+    assert readers
+
+    client = TestClient(app_for(out, tmp_path))
+    ready = client.simulate_get("/ready")
+    assert ready.status_code == 503
+    assert damaged in ready.json["detail"] and reason in ready.json["detail"]
+    for language in LANGUAGES:
+        response = client.simulate_get(f"/api/v1/{language}/categories")
+        if language in readers:
+            assert response.status_code == 503, language
+            assert "damaged" in response.json["detail"]
+            assert response.headers["retry-after"] == "5"
+            assert response.headers["cache-control"] == "no-store"
+        else:
+            assert response.status_code == 200, language
+            assert response.content == good_bodies[language]
 
 
 def test_create_app_refuses_missing_bundle(tmp_path: Path) -> None:

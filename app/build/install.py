@@ -6,11 +6,18 @@ files, kilobytes to megabytes, not the archive. Each copied object is hashed and
 its name; the new generation is then loaded and checked as a server would, and only then
 does `manifest.json` switch, by an atomic rename. The generation it replaces stays as
 `manifest.previous.json` (`--rollback` goes back to it). Unreferenced objects are deleted.
+
+The same command repairs DEST: an object that is missing, or whose file is not the one
+verified.json recorded (truncated, rewritten, replaced), is copied again from SRC_BUNDLE and
+hashed; `--scrub` also re-hashes the objects that look intact. Repairing the served
+generation leaves `manifest.json` and the previous generation as they were; the workers
+pick the repaired files up by themselves (docs/operations.md, "Damaged bundle files").
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 import time
 from dataclasses import dataclass
@@ -33,6 +40,7 @@ class InstallReport:
     objects: int  # objects in the installed generation
     copied: int  # objects copied (the rest were already there)
     bytes_copied: int
+    repaired: bool = False  # the served generation was already this one: only objects copied
 
 
 def _read(path: Path) -> dict:
@@ -45,8 +53,35 @@ def _read(path: Path) -> dict:
     return manifest
 
 
-def install(shipped: Path, out: Path, wait: float = 600.0) -> InstallReport:
-    """Copy what is missing, verify, switch. `out` keeps serving what it served on error."""
+def damaged_objects(out: Path) -> list[str]:
+    """Objects of the generation `out` serves that install() would copy again: missing, or
+    not the file verified.json recorded (stat only: cheap enough to ask every few seconds)."""
+    try:
+        manifest = _read(out / fmt.MANIFEST)
+    except BundleError:
+        return []
+    store = ObjectStore(out)
+    verified = store.verified()
+    return [
+        name
+        for name, entry in sorted(manifest_objects(manifest).items())
+        if not _intact(store, name, entry, verified.get(name))
+    ]
+
+
+def _intact(store: ObjectStore, name: str, entry: dict[str, int], stamp: object) -> bool:
+    """Here, of its size, and the very file that was hashed when it arrived."""
+    try:
+        st = store.path(name).stat()
+    except OSError:
+        return False
+    return st.st_size == entry["size"] and stamp == [st.st_ino, st.st_mtime_ns, st.st_size]
+
+
+def install(shipped: Path, out: Path, wait: float = 600.0, scrub: bool = False) -> InstallReport:
+    """Copy what is missing, verify, switch. `out` keeps serving what it served on error.
+
+    With `scrub`, objects that look intact are hashed too, and copied again on a mismatch."""
     manifest = _read(shipped / fmt.MANIFEST)
     source = ObjectStore(shipped)
     with output_lock(out, wait=wait):
@@ -59,11 +94,10 @@ def install(shipped: Path, out: Path, wait: float = 600.0) -> InstallReport:
         size = 0
         try:
             for name, entry in sorted(manifest_objects(manifest).items()):
-                stamp = verified.get(name)
-                if stamp is not None and store.has(name, entry["size"]):
-                    current = store.path(name).stat()
-                    if stamp == [current.st_ino, current.st_mtime_ns, current.st_size]:
-                        continue  # already here, and checked when it arrived
+                if _intact(store, name, entry, verified.get(name)) and (
+                    not scrub or _sha256(store.path(name)) == name
+                ):
+                    continue  # already here, and checked when it arrived
                 if store.path(name).exists():
                     store.path(name).unlink()  # here but unchecked: replaced by a checked copy
                 with store.writer() as writer, source.path(name).open("rb") as fh:
@@ -82,9 +116,16 @@ def install(shipped: Path, out: Path, wait: float = 600.0) -> InstallReport:
             raise
         current = out / fmt.MANIFEST
         new_bytes = (shipped / fmt.MANIFEST).read_bytes()
-        if not copied and current.is_file() and current.read_bytes() == new_bytes:
-            # Already serving exactly this: keep the previous generation for rollback.
-            return InstallReport(manifest["bundle_id"], len(manifest_objects(manifest)), 0, 0)
+        count = len(manifest_objects(manifest))
+        if current.is_file() and current.read_bytes() == new_bytes:
+            # Already serving exactly this: a repair at most. The manifest and the previous
+            # generation (for rollback) stay; the workers reload the repaired objects.
+            if copied:
+                store.record_verified(copied, set(verified))
+                Bundle.load(out)  # what a worker will do
+            return InstallReport(
+                manifest["bundle_id"], count, len(copied), size, repaired=bool(copied)
+            )
         old = _read(current) if current.is_file() else None
         keep = set(manifest_objects(manifest)) | set(manifest_objects(old or {}))
         store.record_verified(copied, keep)
@@ -98,7 +139,15 @@ def install(shipped: Path, out: Path, wait: float = 600.0) -> InstallReport:
             write_atomically(out / fmt.PREVIOUS_MANIFEST, current.read_bytes())
         (out / _CANDIDATE).rename(current)  # the switch
         store.collect_garbage(keep)
-        return InstallReport(bundle.bundle_id, len(manifest_objects(manifest)), len(copied), size)
+        return InstallReport(bundle.bundle_id, count, len(copied), size)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(_COPY_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def rollback(out: Path, wait: float = 600.0) -> str:
@@ -131,6 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="DEST_DIR only: re-hash every object (SHA-256)"
     )
+    parser.add_argument(
+        "--scrub",
+        action="store_true",
+        help="also re-hash the objects DEST already has (SHA-256) and copy again any that "
+        "does not match its name",
+    )
     parser.add_argument("--wait", type=float, default=600.0, help="seconds to wait for the lock")
     args = parser.parse_args(argv)
     if args.rollback or args.check:
@@ -153,12 +208,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give SRC_BUNDLE and DEST_DIR")
     started = time.monotonic()
     try:
-        report = install(shipped, out, args.wait)
+        report = install(shipped, out, args.wait, scrub=args.scrub)
     except (BundleError, OutputError, OSError) as exc:
         print(f"install failed: {exc}\n{out} was left unchanged.", file=sys.stderr)
         return 1
+    done = "repaired" if report.repaired else "installed"
     print(
-        f"installed bundle {report.bundle_id} in {out} in {time.monotonic() - started:.2f} s: "
+        f"{done} bundle {report.bundle_id} in {out} in {time.monotonic() - started:.2f} s: "
         f"copied {report.copied} of {report.objects} objects, {report.bytes_copied} bytes"
     )
     return 0

@@ -17,11 +17,11 @@ import os
 import stat
 import sys
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import orjson
@@ -42,6 +42,28 @@ class BundleError(Exception):
     """The bundle cannot be served: missing, corrupt, or of an incompatible format."""
 
 
+class BundleUnavailable(Exception):
+    """A request needs objects of the served bundle that were found damaged on disk: it is
+    answered 503 (app.errors) rather than read from a mapping that may fault."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class Unavailable:
+    """Stands in for a language (or the site) whose objects are damaged: any use raises
+    BundleUnavailable. Requests for what is intact never meet it, so they pay nothing."""
+
+    __slots__ = ("detail",)
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+
+    def __getattr__(self, name: str) -> Any:
+        raise BundleUnavailable(self.detail)
+
+
 _EMPTY = memoryview(b"")
 # kind -> encoding -> the bytes between two records (fmt.RECORDS, compression.separators)
 SEPARATORS: dict[str, dict[str, bytes]] = {
@@ -55,6 +77,16 @@ Verify = Literal["trusted", "crc32", "sha256"]
 
 # (st_dev, st_ino, st_mtime_ns, st_size) of the manifest a bundle was loaded from.
 Identity = tuple[int, int, int, int]
+# Who uses an object: a language code, or SITE for the sitemap index and news sitemap.
+SITE = "site"
+
+
+class Mapped(NamedTuple):
+    """An object as a worker mapped it, with the stat it had then."""
+
+    view: memoryview
+    stamp: list[int]  # [inode, mtime_ns, size]: verified.json's record of a checked file
+    ctime_ns: int  # changes with any write, truncation or chmod, even one that restores mtime
 
 
 def _negative(value: int) -> int:
@@ -549,17 +581,37 @@ class Bundle:
         bundle_id: str,
         languages: dict[str, LanguageData],
         identity: Identity,
-        views: dict[str, tuple[memoryview, list[int]]],
+        views: dict[str, Mapped],
         site: SiteData,
+        owners: dict[str, frozenset[str]],
+        damage: dict[str, str] | None = None,
     ) -> None:
         self.site = site
         self.path = path
         self.bundle_id = bundle_id
         self.languages = languages
         self.identity = identity
-        # object name -> (mapping, [inode, mtime, size] when mapped): the next generation
-        # reuses a mapping whose file is still that same file.
+        # object name -> its mapping and stat when mapped: the next generation reuses a
+        # mapping whose file is still that same file, and find_damage compares the stat.
         self.views = views
+        self.owners = owners  # language code or SITE -> the objects it reads
+        # object name -> what is wrong with it; what reads it is Unavailable (empty: whole).
+        self.damage = damage or {}
+
+    def degraded(self, damage: Mapping[str, str]) -> Bundle:
+        """This bundle without the objects in `damage`: the languages (or the site) that read
+        them become Unavailable, the rest is shared unchanged. Their mappings are dropped
+        (unmapped once the requests holding them finish) and never reused."""
+        damage = {**self.damage, **damage}
+        languages = {
+            language: _unavailable(language, self.owners[language], damage, data)
+            for language, data in self.languages.items()
+        }
+        site = _unavailable(SITE, self.owners[SITE], damage, self.site)
+        views = {name: mapped for name, mapped in self.views.items() if name not in damage}
+        return Bundle(
+            self.path, self.bundle_id, languages, self.identity, views, site, self.owners, damage
+        )
 
     def has_article(self, language: str, article_id: str) -> bool:
         data = self.languages.get(language)
@@ -573,11 +625,17 @@ class Bundle:
         verify: Verify = "trusted",
         reuse: Bundle | None = None,
         manifest_name: str = fmt.MANIFEST,
+        partial: bool = False,
+        recheck: Collection[str] = (),
     ) -> Bundle:
         """Map and check a bundle; raises BundleError saying what is wrong.
 
         Objects the `reuse` bundle already maps (and checked) are taken from it. Every other
-        object is checked per `verify` before anything is served from it.
+        object is checked per `verify` before anything is served from it, and so is every
+        object in `recheck` (files found changed while served: verified.json's record of
+        them is no longer evidence). With `partial`, an object that is missing, of the
+        wrong size or fails its checksum does not fail the load: what reads it is left
+        Unavailable and the problem is in `damage` (the manifest must still be sound).
         """
         if sys.byteorder != "little":
             raise BundleError("bundles are little-endian; this machine is not")
@@ -585,46 +643,116 @@ class Bundle:
             dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
         except OSError as exc:
             raise BundleError(f"cannot open bundle directory {path}: {exc.strerror}") from None
+        damage: dict[str, str] = {}
         try:
             manifest, identity = _read_manifest(dir_fd, path, manifest_name)
             entries = manifest["objects"]
-            wanted = _referenced(manifest, path)
+            owners = _owners(manifest, path)
             known = reuse.views if reuse is not None and verify == "trusted" else {}
             verified = _read_verified(dir_fd) if verify == "trusted" else {}
-            views: dict[str, tuple[memoryview, list[int]]] = {}
+            views: dict[str, Mapped] = {}
             to_check: dict[str, memoryview] = {}
-            for name in sorted(wanted):
+            for name in sorted(frozenset().union(*owners.values())):
                 if name not in entries or not isinstance(entries[name], Mapping):
                     raise BundleError(f"{path}/{fmt.MANIFEST}: object {name} has no entry")
-                if name in known and _stamp(dir_fd, path, name) == known[name][1]:
-                    views[name] = known[name]
+                try:
+                    if (
+                        name in known
+                        and name not in recheck
+                        and _stamp(dir_fd, path, name) == known[name].stamp
+                    ):
+                        views[name] = known[name]
+                        continue
+                    mapped = views[name] = _map_object(dir_fd, path, name, entries[name])
+                except BundleError as exc:
+                    if not partial:
+                        raise
+                    damage[name] = str(exc)
                     continue
-                view, stamp = _map_object(dir_fd, path, name, entries[name])
-                views[name] = (view, stamp)
-                if verify != "trusted" or verified.get(name) != stamp:
-                    to_check[name] = view
+                if verify != "trusted" or name in recheck or verified.get(name) != mapped.stamp:
+                    to_check[name] = mapped.view
         finally:
             os.close(dir_fd)
-        _verify_contents(path, to_check, entries, "sha256" if verify == "sha256" else "crc32")
+        failed = _verify_contents(
+            path, to_check, entries, "sha256" if verify == "sha256" else "crc32"
+        )
+        if failed and not partial:
+            raise BundleError(next(iter(failed.values())))
+        for name, problem in failed.items():
+            damage[name] = problem
+            del views[name]
         try:
             if bundle_id_for(manifest["languages"]) != manifest["bundle_id"]:
                 raise BundleError(f"{path}: bundle_id does not match the languages' content")
         except (KeyError, TypeError, AttributeError) as exc:
             raise BundleError(f"{path}: malformed manifest: {exc!r}") from None
-        mapped = {name: view for name, (view, _) in views.items()}
+        mapped_views = {name: m.view for name, m in views.items()}
         languages = {}
         for language in LANGUAGES:
+            if not damage.keys().isdisjoint(owners[language]):
+                languages[language] = _unavailable(language, owners[language], damage, None)
+                continue
             try:
                 languages[language] = LanguageData(
-                    language, manifest["languages"][language], mapped
+                    language, manifest["languages"][language], mapped_views
                 )
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise BundleError(f"{path}: language {language}: {exc!r}") from None
-        try:
-            site = SiteData.from_manifest(manifest["site"], mapped)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise BundleError(f"{path}: site: {exc!r}") from None
-        return cls(path, manifest["bundle_id"], languages, identity, views, site)
+        if not damage.keys().isdisjoint(owners[SITE]):
+            site = _unavailable(SITE, owners[SITE], damage, None)
+        else:
+            try:
+                site = SiteData.from_manifest(manifest["site"], mapped_views)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise BundleError(f"{path}: site: {exc!r}") from None
+        return cls(path, manifest["bundle_id"], languages, identity, views, site, owners, damage)
+
+
+def find_damage(bundle: Bundle, *, moved: bool) -> dict[str, str]:
+    """The served objects whose file changed since it was mapped, from stat alone: no byte
+    of a mapping is read (reading past the end of a truncated one raises SIGBUS).
+
+    A file changed in place (same inode: truncated, rewritten, even to the same mtime)
+    changes what the mapping shows. With `moved`, a file that vanished or was replaced by
+    another inode also counts: the mapping still holds the checked bytes, but the directory
+    no longer does, so no new worker could load it (pass it only while the manifest on disk
+    is the served one: a directory swapped for another is the reload's business)."""
+    damage: dict[str, str] = {}
+    try:
+        dir_fd = os.open(bundle.path / fmt.OBJECTS, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        if moved:
+            return dict.fromkeys(bundle.views, f"{fmt.OBJECTS}/: {exc.strerror}")
+        return damage
+    try:
+        for name, (_, (ino, mtime_ns, size), ctime_ns) in bundle.views.items():
+            try:
+                st = os.stat(name, dir_fd=dir_fd)
+            except OSError as exc:
+                if moved:
+                    damage[name] = f"{fmt.OBJECTS}/{name}: {exc.strerror}"
+                continue
+            if st.st_ino != ino:
+                if moved:
+                    damage[name] = f"{fmt.OBJECTS}/{name}: replaced by another file"
+            elif st.st_size != size:
+                damage[name] = f"{fmt.OBJECTS}/{name}: size changed from {size} to {st.st_size}"
+            elif st.st_mtime_ns != mtime_ns or st.st_ctime_ns != ctime_ns:
+                damage[name] = f"{fmt.OBJECTS}/{name}: changed in place since it was checked"
+    finally:
+        os.close(dir_fd)
+    return damage
+
+
+def _unavailable(owner: str, names: frozenset[str], damage: Mapping[str, str], data: Any) -> Any:
+    """`data` if none of its objects is damaged, else an Unavailable saying what is."""
+    if damage.keys().isdisjoint(names):
+        return data
+    what = "the sitemaps" if owner == SITE else f"language {owner!r}"
+    return Unavailable(
+        f"Service unavailable: this instance's bundle files for {what} are damaged; "
+        "it serves them again once they are repaired"
+    )
 
 
 def check_objects(path: Path, manifest: dict[str, Any]) -> None:
@@ -636,15 +764,17 @@ def check_objects(path: Path, manifest: dict[str, Any]) -> None:
         entries = manifest["objects"]
         verified = _read_verified(dir_fd)
         to_check: dict[str, memoryview] = {}
-        for name in sorted(_referenced(manifest, path)):
+        for name in sorted(frozenset().union(*_owners(manifest, path).values())):
             if name not in entries or not isinstance(entries[name], Mapping):
                 raise BundleError(f"{path}/{fmt.MANIFEST}: object {name} has no entry")
-            view, stamp = _map_object(dir_fd, path, name, entries[name])
-            if verified.get(name) != stamp:
-                to_check[name] = view
+            mapped = _map_object(dir_fd, path, name, entries[name])
+            if verified.get(name) != mapped.stamp:
+                to_check[name] = mapped.view
     finally:
         os.close(dir_fd)
-    _verify_contents(path, to_check, entries, "crc32")
+    failed = _verify_contents(path, to_check, entries, "crc32")
+    if failed:
+        raise BundleError(next(iter(failed.values())))
 
 
 def bundle_id_for(languages: Mapping[str, Mapping[str, Any]]) -> str:
@@ -657,24 +787,26 @@ def bundle_id_for(languages: Mapping[str, Mapping[str, Any]]) -> str:
     return h.hexdigest()[:20]
 
 
-def _referenced(manifest: dict[str, Any], path: Path) -> set[str]:
-    names: set[str] = set()
+def _owners(manifest: dict[str, Any], path: Path) -> dict[str, frozenset[str]]:
+    """Each language's objects, and the site's (SITE), as the manifest names them."""
+    owners: dict[str, frozenset[str]] = {}
     for language in LANGUAGES:
         meta = manifest["languages"].get(language)
         if not isinstance(meta, Mapping):
             raise BundleError(f"{path}: manifest has no language {language!r}")
         try:
-            names.update(meta["files"].values())
+            names = set(meta["files"].values())
             names.update(meta["feeds"].values())
             for desc in meta["segments"]:
                 names.update(desc["files"].values())
         except (KeyError, TypeError, AttributeError) as exc:
             raise BundleError(f"{path}: language {language}: malformed entry ({exc!r})") from None
+        owners[language] = frozenset(names)
     try:
-        names.update(manifest["site"]["files"].values())
+        owners[SITE] = frozenset(manifest["site"]["files"].values())
     except (KeyError, TypeError, AttributeError) as exc:
         raise BundleError(f"{path}: site: malformed entry ({exc!r})") from None
-    return names
+    return owners
 
 
 def _read_manifest(dir_fd: int, path: Path, name: str) -> tuple[dict[str, Any], Identity]:
@@ -727,19 +859,19 @@ def _verify_contents(
     files: Mapping[str, memoryview],
     entries: Mapping[str, Mapping[str, Any]],
     verify: Literal["crc32", "sha256"],
-) -> None:
+) -> dict[str, str]:
+    """The objects whose checksum does not match, largest first, each with the problem."""
     if not files:
-        return
+        return {}
     # Both checksums release the GIL on large buffers: hash files on every core at once.
     names = sorted(files, key=lambda name: -len(files[name]))
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         sums = dict(zip(names, pool.map(lambda n: _checksum(files[n], verify), names), strict=True))
-    for name in names:
-        expected = name if verify == "sha256" else entries[name].get("crc32")
-        if sums[name] != expected:
-            raise BundleError(
-                f"{path}/{fmt.OBJECTS}/{name}: checksum mismatch ({verify}): corrupted file"
-            )
+    return {
+        name: f"{path}/{fmt.OBJECTS}/{name}: checksum mismatch ({verify}): corrupted file"
+        for name in names
+        if sums[name] != (name if verify == "sha256" else entries[name].get("crc32"))
+    }
 
 
 def _stamp(dir_fd: int, path: Path, name: str) -> list[int]:
@@ -760,10 +892,8 @@ def _os_problem(exc: OSError) -> str:
     return str(exc.strerror)
 
 
-def _map_object(
-    dir_fd: int, path: Path, name: str, entry: Mapping[str, Any]
-) -> tuple[memoryview, list[int]]:
-    """The object's mapping and its (inode, mtime, size) stamp."""
+def _map_object(dir_fd: int, path: Path, name: str, entry: Mapping[str, Any]) -> Mapped:
+    """The object's mapping and the stat it had."""
     if not name.isalnum():
         raise BundleError(f"{path}: manifest names an invalid object {name!r}")
     rel = f"{fmt.OBJECTS}/{name}"
@@ -789,4 +919,4 @@ def _map_object(
                 raise BundleError(f"{path}/{rel}: {_os_problem(exc)}") from None
     finally:
         os.close(fd)
-    return view, [st.st_ino, st.st_mtime_ns, st.st_size]
+    return Mapped(view, [st.st_ino, st.st_mtime_ns, st.st_size], st.st_ctime_ns)

@@ -24,7 +24,8 @@ class Health:
 
 
 class Ready:
-    """Readiness: a bundle is loaded and the comment store answers."""
+    """Readiness: the bundle is loaded whole (no object found damaged on disk) and the
+    comment store answers."""
 
     def __init__(self, store: BundleStore, comments_problem: Callable[[], str | None]) -> None:
         self.store = store
@@ -33,6 +34,11 @@ class Ready:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         no_store(resp)
         bundle = self.store.current()
+        damage = self.store.damage_report()
+        if damage is not None:
+            resp.status = falcon.HTTP_503
+            resp.data = orjson.dumps({"detail": f"Bundle damaged: {damage}"})
+            return
         problem = self.comments_problem()
         if problem is not None:
             resp.status = falcon.HTTP_503

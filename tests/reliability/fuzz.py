@@ -2,7 +2,8 @@
 
 `run_fuzz` runs every phase schemathesis has (examples, coverage, fuzzing, stateful)
 over every operation, with all its checks (tests/reliability/schemathesis.toml names the
-statuses createComment may answer valid-looking input with) plus `error_contract` from
+statuses createComment may answer valid-looking input with) plus `error_contract` and
+`comment_rules_stated` from
 fuzz_hooks.py, against gunicorn started with the production app/gunicorn_conf.py. The bounded run is
 in `make test` (test_fuzz.py); `make fuzz` is the long one (NEWS_FUZZ=long).
 """
