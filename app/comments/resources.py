@@ -126,7 +126,7 @@ class CommentsResource(_ContextResource):
         rate = RateLimit(
             ctx.settings.comment_rate_count,
             ctx.settings.comment_rate_seconds,
-            client_identity(req, ctx.settings.trusted_proxies),
+            client_identity(req, ctx.settings.trusted_proxies, ctx.settings.trust_unix_peers),
         )
         try:
             created = ctx.call(ctx.store.create, new, rate)

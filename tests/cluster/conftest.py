@@ -79,7 +79,6 @@ def cluster(
         runtime,
         instances=3,
         port=server_port(),
-        instance_ports=[server_port() for _ in range(3)],
         dsn=f"postgresql://postgres@127.0.0.1:{db_relay.port}/{database}",
         env={
             "NEWS_COMMENT_RATE_LIMIT": f"{RATE_LIMIT[0]}/{RATE_LIMIT[1]}",

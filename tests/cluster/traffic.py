@@ -7,6 +7,7 @@ import http.client
 import itertools
 import json
 import random
+import socket
 import threading
 import time
 from collections import Counter
@@ -15,13 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from cluster.runtime import connection
 from tests.http_support import Response, exchange
 
 MAX_LOAD_SECONDS = 30.0  # a load that nobody stops ends by itself
 
 
 def request(
-    port: int,
+    port: int | str,
     method: str,
     path: str,
     *,
@@ -32,12 +34,36 @@ def request(
     timeout: float = 10.0,
 ) -> Response:
     """One exchange with 127.0.0.1:port from the loopback address `source` (nginx sees it as
-    the client, so each address has its own rate-limit budget)."""
+    the client, so each address has its own rate-limit budget), or with the instance whose
+    unix socket is at `port` (a path)."""
     all_headers = dict(headers or {})
     if json_body is not None:
         body = json.dumps(json_body).encode()
         all_headers.setdefault("Content-Type", "application/json")
+    if isinstance(port, str):
+        conn = connection(port, timeout)
+        try:
+            conn.request(method, path, body=body, headers=all_headers)
+            resp = conn.getresponse()
+            data = resp.read()
+            return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
+        finally:
+            conn.close()
     return exchange(port, method, path, body, all_headers, timeout, source)
+
+
+def open_socket(address: int | str, timeout: float = 5.0) -> socket.socket:
+    """A connected socket to 127.0.0.1:address, or to the unix socket at address."""
+    if isinstance(address, int):
+        return socket.create_connection(("127.0.0.1", address), timeout=timeout)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(address)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def comments_path(article_id: str, language: str = "en") -> str:
