@@ -88,8 +88,11 @@ class Load:
     threads: int = 6
     post_to: str | None = None  # a comments path: about one request in 20 is a POST
     timeout: float = 10.0
+    limit: int | None = None  # stop after this many requests in all
+    max_seconds: float = MAX_LOAD_SECONDS
     sent: Counter[str] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
+    durations: list[float] = field(default_factory=list)  # of every request, in seconds
     _stop: threading.Event = field(default_factory=threading.Event)
     _workers: list[threading.Thread] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -103,14 +106,22 @@ class Load:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
+        self.join()
+
+    def join(self) -> None:
         for thread in self._workers:
-            thread.join(self.timeout + 5)
+            thread.join(self.max_seconds + self.timeout + 5)
+
+    def slowest(self, n: int = 5) -> list[float]:
+        with self._lock:
+            return sorted(self.durations)[-n:]
 
     def _run(self, seed: int) -> None:
         rng = random.Random(seed)
-        deadline = time.monotonic() + MAX_LOAD_SECONDS
+        deadline = time.monotonic() + self.max_seconds
         while not self._stop.is_set() and time.monotonic() < deadline:
             post = self.post_to is not None and rng.random() < 0.05
+            started = time.monotonic()
             try:
                 if post:
                     assert self.post_to is not None
@@ -132,6 +143,9 @@ class Load:
                 what = "POST" if post else "GET"
                 outcome = f"{what}: {type(exc).__name__}: {exc}"
             with self._lock:
+                self.durations.append(time.monotonic() - started)
                 self.sent["POST" if post else "GET"] += 1
                 if outcome is not None:
                     self.failures.append(outcome)
+                if self.limit is not None and len(self.durations) >= self.limit:
+                    self._stop.set()
