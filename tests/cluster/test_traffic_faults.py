@@ -241,8 +241,23 @@ def test_granian_behind_nginx_holds_300_slow_clients(
     failures, probes = probe_under_slow_clients(
         front.port, 300, 5, bodies=150, post_to=comments_path(article(cluster))
     )
+    print(f"\n300 slow clients: slowest probe {max(probes):.3f} s of {len(probes)}")
     assert failures == []
     assert len(probes) == 5 * len(PROBES) and max(probes) < PROBE_LIMIT, probes
+
+
+def test_the_same_slow_clients_stop_granian_without_nginx(
+    granian_behind_nginx: Cluster, cluster: Cluster
+) -> None:
+    """The oracle: straight to granian's socket, the same clients leave probes unanswered,
+    which is why the docs never expose granian directly."""
+    member = granian_behind_nginx.members[0]
+    failures, _ = probe_under_slow_clients(
+        member.address, 300, 1, bodies=150, post_to=comments_path(article(cluster))
+    )
+    print(f"\ngranian without nginx: {len(failures)} of {len(PROBES)} probes failed: {failures}")
+    assert len(failures) >= len(PROBES) - 1 and "timed out" in failures[0], failures
+    assert wait_until(lambda: ready(member.address) is not None, 15)  # and it recovers
 
 
 def test_granian_answers_json_414_itself(granian_behind_nginx: Cluster) -> None:
