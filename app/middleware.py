@@ -40,7 +40,7 @@ class RequestLineLimit:
         if length > REQUEST_LINE_MAX:
             raise APIError(
                 414,
-                f"Request-URI Too Long: Request Line is too large ({length} > {REQUEST_LINE_MAX})",
+                f"URI Too Long: Request Line is too large ({length} > {REQUEST_LINE_MAX})",
             )
 
 

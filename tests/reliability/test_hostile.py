@@ -117,7 +117,7 @@ def not_acceptable(reply: Reply) -> None:
 
 def too_long(reply: Reply) -> None:
     """gunicorn's and the app's own 414 (app/middleware.py): the same bound, the same words."""
-    assert reply.json()["detail"].startswith("Request-URI Too Long: "), reply.json()
+    assert reply.json()["detail"].startswith("URI Too Long: "), reply.json()
 
 
 def counts_null(reply: Reply) -> None:
