@@ -29,6 +29,9 @@ class Settings:
     comment_rate_count: int = 10
     comment_rate_seconds: int = 60
     trusted_proxies: tuple[IPNetwork, ...] = field(default_factory=tuple)
+    # `unix` in NEWS_TRUSTED_PROXIES: a peer on a unix socket is the proxy. Only what can
+    # open the socket file can be that peer (make cluster: nginx alone, cluster/runtime.py).
+    trust_unix_peers: bool = False
     # How often (seconds) a worker looks for a newly built bundle on disk.
     bundle_check_interval: float = 1.0
     # Most PostgreSQL connections one worker holds (docs/operations.md has the budget).
@@ -62,6 +65,7 @@ class Settings:
             comment_rate_count=count,
             comment_rate_seconds=seconds,
             trusted_proxies=_parse_networks(env.get("NEWS_TRUSTED_PROXIES", "")),
+            trust_unix_peers=UNIX_PEERS in _items(env.get("NEWS_TRUSTED_PROXIES", "")),
             bundle_check_interval=_parse_interval(env.get("NEWS_BUNDLE_CHECK_INTERVAL")),
             pg_pool_size=_parse_pool_size(env.get("NEWS_PG_POOL_SIZE"), defaults.pg_pool_size),
         )
@@ -109,9 +113,18 @@ def _parse_rate(raw: str) -> tuple[int, int]:
     return result
 
 
+UNIX_PEERS = "unix"
+
+
+def _items(raw: str) -> list[str]:
+    return [item for item in (part.strip() for part in raw.split(",")) if item]
+
+
 def _parse_networks(raw: str) -> tuple[IPNetwork, ...]:
     networks = []
-    for item in filter(None, (part.strip() for part in raw.split(","))):
+    for item in _items(raw):
+        if item == UNIX_PEERS:
+            continue
         try:
             networks.append(ipaddress.ip_network(item, strict=False))
         except ValueError:

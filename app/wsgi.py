@@ -22,7 +22,7 @@ from app.comments import create_comment_service
 from app.config import ConfigError, Settings
 from app.http_cache import CachePolicy
 from app.metrics import Metrics, MetricsResource
-from app.middleware import SecurityHeaders
+from app.middleware import RequestLineLimit, SecurityHeaders
 from app.openapi import openapi_document
 from app.resources import articles, docs, feeds, ops
 
@@ -37,7 +37,7 @@ def create_app(settings: Settings | None = None) -> falcon.App:
     )
 
     metrics = Metrics(store)
-    app = falcon.App(middleware=[SecurityHeaders(), metrics])
+    app = falcon.App(middleware=[SecurityHeaders(), metrics, RequestLineLimit()])
     app.req_options.keep_blank_qs_values = True  # `page=` is a 422, `category=` no filter
     errors.install(app)
 

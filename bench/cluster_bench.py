@@ -133,6 +133,7 @@ def new_cluster(runtime: Path, instances: int, cgroup: Path | None = None) -> Cl
         instances=instances,
         port=free_port(),
         instance_ports=[free_port() for _ in range(instances)],
+        unix_sockets=False,  # the TCP connections per instance are counted below
         dsn=DSN,
         env={"NEWS_LOG_LEVEL": "warning"},
         cgroup=cgroup,

@@ -20,6 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     start.add_argument("--src", type=Path, default=REPO / "data" / "sample")
     start.add_argument("--instances", type=int, default=3)
     start.add_argument("--port", type=int, default=8080, help="nginx port")
+    start.add_argument("--tcp", action="store_true",
+                       help="instances on TCP ports from --first-instance-port (any local"
+                       " process reaches them), not on unix sockets only nginx opens")  # fmt: skip
     start.add_argument("--first-instance-port", type=int, default=8101)
     start.add_argument("--dsn", default=DEFAULT_DSN, help="shared PostgreSQL database")
     sub.add_parser("stop", help="stop nginx, then drain and stop every instance")
@@ -36,10 +39,10 @@ def main(argv: list[str] | None = None) -> int:
             if not 1 <= args.instances <= 10:
                 parser.error("--instances must be 1 to 10")
             cluster = Cluster(runtime, args.instances, args.port, args.first_instance_port,
-                              args.dsn)  # fmt: skip
+                              args.dsn, unix_sockets=not args.tcp)  # fmt: skip
             cluster.start(args.src)
             print(f"cluster up: {cluster.base_url} -> {len(cluster.members)} instance(s) "
-                  f"on ports {', '.join(str(m.port) for m in cluster.members)}")  # fmt: skip
+                  f"on {', '.join(m.bind for m in cluster.members)}")  # fmt: skip
             return 0
         if not (runtime / "state.json").exists():
             if args.command == "stop":
@@ -53,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "publish":
             cluster.publish(None if args.last_build else args.src)
         else:
-            status = {m.name: ready(m.port) for m in cluster.members}
+            status = {m.name: ready(m.address) for m in cluster.members}
             print(json.dumps({"proxy": ready(cluster.port), "instances": status}, indent=2))
         return 0
     except ClusterError as exc:

@@ -5,6 +5,12 @@ directory; all of them share one PostgreSQL database. Everything the cluster wri
 under one runtime directory (`.cluster/` for `make cluster`), and `state.json` there
 records the processes, so `stop` signals exactly those processes and nothing else.
 
+Instances listen on unix sockets in one directory that only the cluster's user can enter
+(mode 0700), and nginx's workers run as that user: nothing else on the machine can send an
+instance a request, so an instance believes the X-Forwarded-For of its socket peer
+(`NEWS_TRUSTED_PROXIES=unix`) and of no one else. `unix_sockets=False` gives TCP ports on
+127.0.0.1 instead (bench/cluster_bench.py counts TCP connections per instance).
+
 Bundles reach instances only through the publishing scripts (README, "The bundle
 pipeline"): `scripts/build_bundles.py` builds once, `scripts/install_bundle.py` installs
 on one instance, and the instance's own `GET /ready` says when it serves the new bundle.
@@ -16,8 +22,10 @@ import contextlib
 import http.client
 import json
 import os
+import pwd
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -46,6 +54,17 @@ class Instance:
     port: int
     root: Path
     pid: int | None = None
+    socket: str | None = None  # the unix socket it listens on; None: 127.0.0.1:port
+
+    @property
+    def address(self) -> int | str:
+        """What `ready` and the tests' clients take: the socket path, else the port."""
+        return self.socket if self.socket is not None else self.port
+
+    @property
+    def bind(self) -> str:
+        """gunicorn's NEWS_BIND, which is also nginx's `server` address."""
+        return f"unix:{self.socket}" if self.socket is not None else f"127.0.0.1:{self.port}"
 
     @property
     def bundle_dir(self) -> Path:
@@ -72,6 +91,7 @@ class Cluster:
     # their memory there); None: the caller's own.
     cgroup: Path | None = None
     instance_ports: list[int] | None = None  # instead of consecutive ports from the first
+    unix_sockets: bool = True  # instances on unix sockets (ports unused), else on TCP ports
     python: str = sys.executable
     nginx: str = "nginx"
     members: list[Instance] = field(default_factory=list)
@@ -96,13 +116,25 @@ class Cluster:
         return self.nginx_dir / "nginx.conf"
 
     @property
+    def socket_dir(self) -> Path:
+        return self.runtime / "sockets"
+
+    @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def layout(self) -> list[Instance]:
         root = self.runtime / "instances"
         ports = self.instance_ports or [self.first_instance_port + n for n in range(self.instances)]
-        return [Instance(f"i{n}", port, root / f"i{n}") for n, port in enumerate(ports, 1)]
+        return [
+            Instance(
+                f"i{n}",
+                port,
+                root / f"i{n}",
+                socket=str(self.socket_dir / f"i{n}.sock") if self.unix_sockets else None,
+            )
+            for n, port in enumerate(ports, 1)
+        ]
 
     def save(self) -> None:
         state = {
@@ -117,6 +149,7 @@ class Cluster:
     def load(cls, runtime: Path) -> Cluster:
         state = json.loads((runtime / "state.json").read_text())
         members = [Instance(**{**m, "root": Path(m["root"])}) for m in state["members"]]
+        unix = all(m.socket is not None for m in members)
         return cls(
             runtime,
             instances=len(members),
@@ -124,6 +157,7 @@ class Cluster:
             dsn=state["dsn"],
             members=members,
             nginx_pid=state["nginx_pid"],
+            unix_sockets=unix,
         )
 
     # -- starting -----------------------------------------------------------------------
@@ -139,6 +173,10 @@ class Cluster:
         if src is not None:
             self.build(src)
         self.members = self.layout()
+        if self.unix_sockets:
+            # Only the cluster's user may enter: the sockets are nginx's alone to reach.
+            self.socket_dir.mkdir(exist_ok=True)
+            self.socket_dir.chmod(0o700)
         try:
             for member in self.members:
                 member.root.mkdir(parents=True, exist_ok=True)
@@ -146,7 +184,7 @@ class Cluster:
                 self.start_instance(member)
                 self.save()
             for member in self.members:
-                wait_for(lambda m=member: ready(m.port) is not None, START_TIMEOUT,
+                wait_for(lambda m=member: ready(m.address) is not None, START_TIMEOUT,
                          f"instance {member.name} ready", member.log_path)  # fmt: skip
             self.start_nginx()
             self.save()
@@ -159,12 +197,13 @@ class Cluster:
     def instance_env(self, member: Instance) -> dict[str, str]:
         return {
             **os.environ,
-            "NEWS_BIND": f"127.0.0.1:{member.port}",
+            "NEWS_BIND": member.bind,
             "NEWS_BUNDLE_DIR": str(member.bundle_dir),
             # Named per instance, so pg_stat_activity shows who holds which connection.
             "NEWS_COMMENTS_DSN": with_application_name(self.dsn, f"news-{member.name}"),
-            # nginx reaches the instances from loopback; they believe its X-Forwarded-For.
-            "NEWS_TRUSTED_PROXIES": "127.0.0.1",
+            # The proxy alone: its socket peer (only nginx can open the socket), else the
+            # loopback address nginx connects from.
+            "NEWS_TRUSTED_PROXIES": self.trusted_proxy(member),
             # gthread keeps nginx's upstream connections alive; sync closes every one.
             "NEWS_WORKER_CLASS": "gthread",
             "NEWS_ACCESS_LOG": str(member.root / "access.log"),
@@ -187,16 +226,26 @@ class Cluster:
             )
         member.pid = process.pid
 
+    @staticmethod
+    def trusted_proxy(member: Instance) -> str:
+        return "unix" if member.socket is not None else "127.0.0.1"
+
     def render_nginx(self) -> str:
         upstreams = "\n        ".join(
-            f"server 127.0.0.1:{m.port} max_fails=1 fail_timeout=5s;" for m in self.members
+            f"server {m.bind} max_fails=3 fail_timeout=5s;" for m in self.members
         )
+        # Started as root, nginx's workers would run as `nobody`, which may not enter the
+        # socket directory (or a private temporary directory above it): run them as the
+        # cluster's user. Otherwise nginx runs as the caller already and needs no line.
+        user = f"user {pwd.getpwuid(os.geteuid()).pw_name};" if os.geteuid() == 0 else ""
+        trusted = {self.trusted_proxy(m) for m in self.members} or {"127.0.0.1"}
         text = NGINX_TEMPLATE.read_text()
         for key, value in {
             "@RUNTIME@": str(self.nginx_dir),
             "@LISTEN@": f"127.0.0.1:{self.port}",
             "@UPSTREAMS@": upstreams,
-            "@TRUSTED@": "127.0.0.1",
+            "@TRUSTED@": ",".join(sorted(trusted)),
+            "@USER@": user,
         }.items():
             text = text.replace(key, value)
         return text
@@ -249,7 +298,7 @@ class Cluster:
         for member in self.members:
             self.install(member)
             self.wait_for_bundle(member, bundle_id, time.monotonic(), timeout)
-            log(f"  {member.name} (127.0.0.1:{member.port}) serves {bundle_id}")
+            log(f"  {member.name} ({member.bind}) serves {bundle_id}")
         return bundle_id
 
     def wait_for_bundle(
@@ -263,7 +312,7 @@ class Cluster:
         deadline = installed_at + timeout
         in_a_row = 0
         while in_a_row < CONFIRMATIONS:
-            body = ready(member.port)
+            body = ready(member.address)
             if body is not None and body.get("rejected_bundle"):
                 raise ClusterError(
                     f"{member.name} refused bundle {bundle_id}: {body['rejected_bundle']}"
@@ -324,9 +373,35 @@ def bundle_id_of(result: subprocess.CompletedProcess[str] | None, out: Path) -> 
         raise ClusterError(f"no built bundle in {out}: {exc}") from None
 
 
-def ready(port: int, timeout: float = 2.0) -> dict[str, Any] | None:
-    """The body of a 200 from GET /ready on 127.0.0.1:port, else None."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a unix socket (`path`); the Host header names localhost."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(self.timeout)
+            sock.connect(self.path)
+        except BaseException:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+def connection(address: int | str, timeout: float) -> http.client.HTTPConnection:
+    """To 127.0.0.1:address (a port), or to the unix socket at address (a path)."""
+    if isinstance(address, str):
+        return UnixHTTPConnection(address, timeout)
+    return http.client.HTTPConnection("127.0.0.1", address, timeout=timeout)
+
+
+def ready(address: int | str, timeout: float = 2.0) -> dict[str, Any] | None:
+    """The body of a 200 from GET /ready on 127.0.0.1:address or the unix socket at
+    address, else None."""
+    conn = connection(address, timeout)
     try:
         conn.request("GET", "/ready")
         resp = conn.getresponse()

@@ -21,6 +21,7 @@ def test_defaults() -> None:
     assert settings.cache_stale_if_error == 86400
     assert (settings.comment_rate_count, settings.comment_rate_seconds) == (10, 60)
     assert settings.trusted_proxies == ()
+    assert settings.trust_unix_peers is False
     assert settings.bundle_check_interval > 0
 
 
@@ -32,7 +33,7 @@ def test_every_variable_read() -> None:
             "NEWS_ADMIN_TOKEN": "s3cret",
             "NEWS_CACHE_MAX_AGE": " 300 ",
             "NEWS_COMMENT_RATE_LIMIT": "5/30",
-            "NEWS_TRUSTED_PROXIES": "10.0.0.0/8, 127.0.0.1 ,::1",
+            "NEWS_TRUSTED_PROXIES": "10.0.0.0/8, 127.0.0.1 ,unix,::1",
             "NEWS_BUNDLE_CHECK_INTERVAL": "0.25",
             "NEWS_PG_POOL_SIZE": "2",
             "NEWS_CACHE_STALE_WHILE_REVALIDATE": "15",
@@ -51,6 +52,7 @@ def test_every_variable_read() -> None:
         ipaddress.ip_network("127.0.0.1/32"),
         ipaddress.ip_network("::1/128"),
     )
+    assert settings.trust_unix_peers is True
     assert settings.bundle_check_interval == 0.25
     assert settings.pg_pool_size == 2
 

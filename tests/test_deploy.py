@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import shutil
@@ -134,6 +135,28 @@ def test_autoscaling_and_disruption_budget(objects: dict[str, dict[str, Any]]) -
         selector = objects[kind]["spec"]["selector"]["matchLabels"]
         assert selector.items() <= labels.items()
     assert objects["Service"]["spec"]["selector"].items() <= labels.items()
+
+
+def test_only_the_ingress_reaches_the_pods(objects: dict[str, dict[str, Any]]) -> None:
+    """A NetworkPolicy admits the ingress controller's pods alone, on the app's port; the
+    pods trust X-Forwarded-For from one pod network, not from every private address."""
+    policy, deployment = objects["NetworkPolicy"], objects["Deployment"]
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    (rule,) = policy["spec"]["ingress"]
+    (peer,) = rule["from"]
+    assert peer["namespaceSelector"]["matchLabels"] == {
+        "kubernetes.io/metadata.name": "ingress-nginx"
+    }
+    assert peer["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "ingress-nginx"}
+    app = next(
+        c for c in deployment["spec"]["template"]["spec"]["containers"] if c["name"] == "app"
+    )
+    assert [p["port"] for p in rule["ports"]] == [c["containerPort"] for c in app["ports"]]
+    trusted = next(e["value"] for e in app["env"] if e["name"] == "NEWS_TRUSTED_PROXIES")
+    (network,) = (ipaddress.ip_network(n) for n in trusted.split(","))
+    assert network.prefixlen >= 16  # one pod network, not 10.0.0.0/8
 
 
 def test_dockerfile() -> None:

@@ -17,12 +17,15 @@ from app.config import IPNetwork
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
-def client_identity(req: falcon.Request, trusted: tuple[IPNetwork, ...]) -> str:
+def client_identity(
+    req: falcon.Request, trusted: tuple[IPNetwork, ...], unix_trusted: bool = False
+) -> str:
+    """`unix_trusted`: a peer without an IP address (a unix socket) is a trusted proxy."""
     peer = _parse(req.remote_addr)
-    if peer is None:
+    if peer is None and not unix_trusted:
         # Unix socket or a server that sets no address: all such peers share one bucket.
         return f"peer:{req.remote_addr}"
-    if not (trusted and _trusted(peer, trusted)):
+    if peer is not None and not (trusted and _trusted(peer, trusted)):
         return _bucket(peer)
     client = peer
     for hop in reversed((req.get_header("X-Forwarded-For") or "").split(",")):
@@ -37,6 +40,8 @@ def client_identity(req: falcon.Request, trusted: tuple[IPNetwork, ...]) -> str:
         client = address
         if not _trusted(address, trusted):
             break
+    if client is None:  # a trusted unix peer that named nobody
+        return f"peer:{req.remote_addr}"
     return _bucket(client)
 
 

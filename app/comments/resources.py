@@ -27,7 +27,7 @@ from app.config import Settings
 from app.errors import JSON_TYPE, APIError, article_not_found, unsupported_language
 from app.http_cache import no_store
 from app.languages import LANGUAGE_SET
-from app.links import link_header
+from app.links import set_link
 from app.models import (
     CommentCount,
     CommentCounts,
@@ -111,7 +111,7 @@ class CommentsResource(_ContextResource):
             query.page_size,
             query.offset,
         )
-        resp.set_header("Link", link_header(req, query.page, query.page_size, total))
+        set_link(req, resp, CommentListQuery, query.page, query.page_size, total)
         _send(resp, list_body(query, [c.model_dump_json().encode() for c in comments], total))
 
     on_head = on_get
@@ -126,7 +126,7 @@ class CommentsResource(_ContextResource):
         rate = RateLimit(
             ctx.settings.comment_rate_count,
             ctx.settings.comment_rate_seconds,
-            client_identity(req, ctx.settings.trusted_proxies),
+            client_identity(req, ctx.settings.trusted_proxies, ctx.settings.trust_unix_peers),
         )
         try:
             created = ctx.call(ctx.store.create, new, rate)

@@ -20,7 +20,7 @@ from app.delivery import Composed, Precomputed, send
 from app.errors import article_not_found, unsupported_language
 from app.http_cache import CachePolicy
 from app.languages import LANGUAGE_SET
-from app.links import link_header
+from app.links import set_link
 from app.models import ArticleListQuery, LatestQuery, ListOrder, SearchQuery
 
 # Part of every collection ETag: bump it when the envelope the server writes changes.
@@ -64,7 +64,7 @@ class ArticleCollection(BundleResource):
         key: tuple[object, ...] = ("list", params.page_key(page), page.page_size, category)
         if selection != _LIST_DEFAULT:  # requests without the §7 parameters keep their ETag
             key += (first, last, page.order.value, page.fields.value)
-        resp.set_header("Link", link_header(req, page.page, page.page_size, total))
+        set_link(req, resp, ArticleListQuery, page.page, page.page_size, total)
         depends = (
             keys.collection(language)
             if category is None
@@ -124,7 +124,7 @@ class ArticleSearch(BundleResource):
         )
         if page.highlight:  # requests without it keep their ETag
             key += ("highlight",)
-        resp.set_header("Link", link_header(req, page.page, page.page_size, total))
+        set_link(req, resp, SearchQuery, page.page, page.page_size, total)
         etag = _collection_etag(data, *key)
         send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
 

@@ -53,9 +53,9 @@ def db_relay() -> Iterator[TcpProxy]:
 
 
 def server_port() -> int:
-    """A free port below the kernel's ephemeral range: a killed instance must get its port
-    back on restart, and a port in that range may meanwhile become some client
-    connection's source port (nginx's and the load's connections are many)."""
+    """A free port below the kernel's ephemeral range, for nginx (the instances are on unix
+    sockets): a port in that range may become some client connection's source port while
+    the cluster runs (the load's connections are many)."""
     low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     rng = random.Random()
     for _ in range(200):
@@ -79,7 +79,6 @@ def cluster(
         runtime,
         instances=3,
         port=server_port(),
-        instance_ports=[server_port() for _ in range(3)],
         dsn=f"postgresql://postgres@127.0.0.1:{db_relay.port}/{database}",
         env={
             "NEWS_COMMENT_RATE_LIMIT": f"{RATE_LIMIT[0]}/{RATE_LIMIT[1]}",

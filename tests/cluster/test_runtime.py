@@ -21,12 +21,17 @@ from cluster.runtime import (
 from tests.cluster.conftest import require
 
 
-def test_layout_gives_each_instance_its_own_port_and_directories(tmp_path: Path) -> None:
-    members = Cluster(tmp_path, instances=4, first_instance_port=9001).layout()
-    assert [m.port for m in members] == [9001, 9002, 9003, 9004]
+def test_layout_gives_each_instance_its_own_socket_and_directories(tmp_path: Path) -> None:
+    cluster = Cluster(tmp_path, instances=4)
+    members = cluster.layout()
+    assert [m.bind for m in members] == [
+        f"unix:{cluster.socket_dir}/i{n}.sock" for n in range(1, 5)
+    ]
     dirs = {m.bundle_dir for m in members} | {m.metrics_dir for m in members}
     assert len(dirs) == 8 and all(tmp_path in d.parents for d in dirs)
-    chosen = Cluster(tmp_path, instance_ports=[7005, 7001]).layout()
+    tcp = Cluster(tmp_path, instances=4, first_instance_port=9001, unix_sockets=False).layout()
+    assert [m.bind for m in tcp] == [f"127.0.0.1:{p}" for p in (9001, 9002, 9003, 9004)]
+    chosen = Cluster(tmp_path, instance_ports=[7005, 7001], unix_sockets=False).layout()
     assert [(m.name, m.port) for m in chosen] == [("i1", 7005), ("i2", 7001)]
 
 
@@ -38,29 +43,32 @@ def test_state_round_trips(tmp_path: Path) -> None:
     cluster.save()
     loaded = Cluster.load(tmp_path)
     assert (loaded.port, loaded.dsn, loaded.nginx_pid) == (18080, "postgresql://u@h/db", 77)
-    assert loaded.members == cluster.members
+    assert loaded.members == cluster.members and loaded.unix_sockets
 
 
 def test_instance_settings(tmp_path: Path) -> None:
     cluster = Cluster(tmp_path, env={"NEWS_COMMENT_RATE_LIMIT": "3/60"})
-    member = Instance("i1", 9100, tmp_path / "i1")
+    member = Instance("i1", 9100, tmp_path / "i1", socket="/run/news/i1.sock")
     env = cluster.instance_env(member)
-    assert env["NEWS_BIND"] == "127.0.0.1:9100"
+    # The proxy alone: the peer on a socket only nginx can open.
+    assert env["NEWS_BIND"] == "unix:/run/news/i1.sock"
+    assert env["NEWS_TRUSTED_PROXIES"] == "unix"
     assert env["NEWS_BUNDLE_DIR"] == str(member.bundle_dir)
-    assert env["NEWS_TRUSTED_PROXIES"] == "127.0.0.1"
+    tcp = cluster.instance_env(Instance("i1", 9100, tmp_path / "i1"))
+    assert (tcp["NEWS_BIND"], tcp["NEWS_TRUSTED_PROXIES"]) == ("127.0.0.1:9100", "127.0.0.1")
     assert env["PROMETHEUS_MULTIPROC_DIR"] == str(member.metrics_dir)
     assert env["NEWS_COMMENT_RATE_LIMIT"] == "3/60"
     assert "application_name=news-i1" in env["NEWS_COMMENTS_DSN"]
 
 
 def test_rendered_nginx_config(tmp_path: Path) -> None:
-    cluster = Cluster(tmp_path, port=18080, instance_ports=[18101, 18102])
+    cluster = Cluster(tmp_path, port=18080)
     cluster.members = cluster.layout()
     text = cluster.render_nginx()
     assert not re.search(r"@[A-Z]+@", text)  # every placeholder filled
     assert "listen 127.0.0.1:18080" in text
-    for port in (18101, 18102):
-        assert f"server 127.0.0.1:{port} max_fails=1" in text
+    for member in cluster.members:
+        assert f"server unix:{member.socket} max_fails=3 fail_timeout=5s;" in text
     # Retries only for idempotent requests: nginx's default unless `non_idempotent` is said.
     directives = [line.strip() for line in text.splitlines() if not line.strip().startswith("#")]
     retry = [d for d in directives if d.startswith("proxy_next_upstream ")]
@@ -69,7 +77,7 @@ def test_rendered_nginx_config(tmp_path: Path) -> None:
 
 def test_rendered_nginx_config_is_accepted_by_nginx(tmp_path: Path) -> None:
     require(shutil.which("nginx") is not None, "nginx is not installed (apt-get install nginx)")
-    cluster = Cluster(tmp_path, port=18080, instance_ports=[18101, 18102])
+    cluster = Cluster(tmp_path, port=18080)
     cluster.members = cluster.layout()
     conf = tmp_path / "nginx" / "nginx.conf"
     (tmp_path / "nginx" / "tmp").mkdir(parents=True)

@@ -129,6 +129,25 @@ def test_forwarded_for_is_believed_only_from_trusted_proxies() -> None:
     assert identity("fd00::1", "203.0.113.5") == "203.0.113.5"
 
 
+def test_a_unix_socket_peer_is_the_proxy_only_when_trusted() -> None:
+    """`NEWS_TRUSTED_PROXIES=unix` (make cluster): the peer on the instance's socket is nginx,
+    which writes the client's address; without it, every unix peer is one client."""
+
+    def unix(forwarded: str | None, trusted: bool) -> str:
+        headers = {"X-Forwarded-For": forwarded} if forwarded is not None else {}
+        env = falcon.testing.create_environ(headers=headers)
+        env["REMOTE_ADDR"] = ""  # what gunicorn sets for a unix socket peer
+        return client_identity(falcon.Request(env), (), trusted)
+
+    assert unix("203.0.113.5", True) == "203.0.113.5"
+    assert unix("9.9.9.9, 203.0.113.5", True) == "203.0.113.5"
+    assert unix(None, True) == unix("", True) == "peer:"
+    assert unix("203.0.113.5", False) == unix("198.51.100.1", False) == "peer:"
+    # An IP peer is still judged by the networks alone.
+    req = falcon.testing.create_req(remote_addr="127.0.0.1", headers={"X-Forwarded-For": "1.2.3.4"})
+    assert client_identity(req, (), True) == "127.0.0.1"
+
+
 def test_ipv6_clients_are_limited_per_64() -> None:
     assert identity("2001:db8:1:2::1") == identity("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
     assert identity("2001:db8:1:3::1") != identity("2001:db8:1:2::1")
