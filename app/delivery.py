@@ -128,10 +128,13 @@ def send(
     surrogate_keys: str,
     codec: str,
     media_type: str | None = None,
+    status: int = 200,
 ) -> None:
     """Send `body` in the negotiated encoding with its ETag, or 304; 406 when the client
-    refuses every encoding. `etag` is the quoted identity tag; `surrogate_keys` the
-    space-separated keys (app.surrogate_keys) naming what the body depends on; `codec` the
+    refuses every encoding. With another `status` than 200 (a retracted article's 410)
+    `If-None-Match` is ignored, as RFC 9110 (13.2.1) requires of a non-2xx answer.
+    `etag` is the quoted identity tag; `surrogate_keys` the space-separated keys
+    (app.surrogate_keys) naming what the body depends on; `codec` the
     CODEC_ID the compressed bytes were made with (LanguageData.codec); `media_type` the
     Content-Type when it is not JSON (set on the 200 only: a 304 carries none)."""
     header = req.get_header("Accept-Encoding")
@@ -143,7 +146,9 @@ def send(
     resp.set_header("ETag", tag)
     resp.set_header("Cache-Control", cache.header)
     resp.set_header("Surrogate-Key", surrogate_keys)
-    if etag_matches(req.get_header("If-None-Match"), tag):
+    if status != 200:
+        resp.status = status
+    elif etag_matches(req.get_header("If-None-Match"), tag):
         # Validators and Vary only: no representation metadata on a 304 (RFC 9110, 15.4.5).
         resp.status = falcon.HTTP_304
         return

@@ -19,7 +19,7 @@ from pydantic.json_schema import models_json_schema
 from app import models as m
 from app.routes import ROUTES, TEXTS, Operation, Route
 
-VERSION = "1.1.0"
+VERSION = "1.2.0"
 _JSON = "application/json"
 _SCHEMAS = "#/components/schemas/"
 
@@ -30,6 +30,8 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     m.ArticleList,
     m.SearchFacets,
     m.SearchResults,
+    m.CorrectionList,
+    m.RetractedArticle,
     m.Comment,
     m.CommentList,
     m.CommentCount,
@@ -152,6 +154,7 @@ ERROR_EXAMPLES: dict[int, Any] = {
         "(identity, gzip, br, zstd)"
     },
     409: {"detail": "Idempotency-Key was used for a different comment"},
+    410: {"detail": "Article retracted"},
     413: {"detail": "Request body is larger than 65536 bytes"},
     414: {"detail": "Request Line is too large (9000 > 8190)"},
     415: {"detail": "Content-Type must be application/json"},
@@ -226,6 +229,7 @@ def _errors(route: Route, op: Operation) -> dict[int, str]:
         errors[400] = "Unsupported language."
     if "{article_id}" in route.path:
         errors[404] = "Article not found."
+        errors[410] = "Article retracted: comments close with it."
     if op.query or op.body or op.headers:
         errors[422] = "Invalid parameters, headers or body."
     if op.body:
@@ -235,6 +239,12 @@ def _errors(route: Route, op: Operation) -> dict[int, str]:
     if route.tag == "comments":
         errors[503] = "Comment store unavailable."
     return dict(sorted({**errors, **op.errors}.items()))
+
+
+_RETRACTED = (
+    "Article retracted: the notice that replaces it, cacheable like the article"
+    " (If-None-Match does not apply)."
+)
 
 
 def _responses(route: Route, op: Operation) -> dict[str, Any]:
@@ -257,9 +267,19 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
         }
     for status, description in _errors(route, op).items():
         model = m.ValidationError if status == 422 else m.Error
+        example = ERROR_EXAMPLES[status]
+        notice = status == 410 and cacheable  # an article's own URL: its retraction notice
+        if notice:
+            model, description = m.RetractedArticle, _RETRACTED
+            example = m.RetractedArticle.model_config["json_schema_extra"]["examples"][0]  # type: ignore[index]
         content = _content(model)
-        content[_JSON]["example"] = ERROR_EXAMPLES[status]
+        content[_JSON]["example"] = example
         response: dict[str, Any] = {"description": description, "content": content}
+        if notice:
+            response["headers"] = {
+                name: RESPONSE_HEADERS[name]
+                for name in ("ETag", "Cache-Control", "Vary", "Content-Encoding", "Surrogate-Key")
+            }
         if status == 429:
             response["headers"] = {"Retry-After": RESPONSE_HEADERS["Retry-After"]}
         if status == 401:

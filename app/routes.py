@@ -70,8 +70,17 @@ TEXTS: dict[str, tuple[str, str, str]] = {
     ),
     "getArticle": (
         "Get one article",
-        "The article with this id in this language.",
+        "The article with this id in this language. A retracted article answers 410 with"
+        " its notice.",
         "The article.",
+    ),
+    "listCorrections": (
+        "Corrections log of a language",
+        "Every public correction and retraction of the language's articles: `at` descending,"
+        " then `article_id`, then `kind` (`correction` before `retraction`). A retracted"
+        " article's corrections stay beside its retraction; an article removed from the"
+        " sources leaves the log.",
+        "A page of the corrections log.",
     ),
     "listCategories": (
         "Categories of a language",
@@ -316,6 +325,20 @@ ROUTES: tuple[Route, ...] = (
         "categories",
         "articles",
         (Operation("listCategories", _CATEGORIES),),
+        cache="public",
+    ),
+    Route(
+        f"{API}/corrections",
+        "corrections",
+        "articles",
+        (
+            Operation(
+                "listCorrections",
+                m.CorrectionList,
+                query=m.PageQuery,
+                response_headers=("Link",),
+            ),
+        ),
         cache="public",
     ),
     Route(

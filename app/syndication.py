@@ -27,7 +27,10 @@ FEED_ENTRIES = 50
 # key is unchanged, so bump this whenever a feed renderer's output changes. (Sitemap <url>
 # fragments live in segments, which are reused as they are: a change to `sitemap_url` needs
 # a new bundle FORMAT_VERSION, which makes the next build start from scratch.)
-RENDER_VERSION = 1
+RENDER_VERSION = 2  # 2: the provenance disclosure (docs/api.md §11)
+# The IPTC Digital Source Type vocabulary: the scheme (Atom) or domain (RSS) of the category
+# that discloses how an entry was made.
+SOURCE_TYPE_SCHEME = "http://cv.iptc.org/newscodes/digitalsourcetype/"
 # Entry and feed ids: a tag URI (RFC 4151) of the language and the article id, so an entry
 # keeps its id whatever the public URLs become.
 TAG_PREFIX = "tag:news-article-api,2026:"
@@ -135,6 +138,8 @@ def _atom(
         if a.get("author"):
             out.append(f"<author><name>{t(a['author'])}</name></author>\n")
         out.append(f'<category term="{t(a["category"])}"/>\n')
+        source_type = t(a["provenance"]["source_type"])
+        out.append(f'<category scheme="{SOURCE_TYPE_SCHEME}" term="{source_type}"/>\n')
         out.append(f"<summary>{t(a['summary'])}</summary>\n")
         out.append(f'<content type="text">{t(a["content"])}</content>\n')
         out.append("</entry>\n")
@@ -169,6 +174,8 @@ def _rss(
         out.append(f'<guid isPermaLink="false">{t(entry_id(language, a["id"]))}</guid>\n')
         out.append(f"<pubDate>{_rfc822(a['published_at'])}</pubDate>\n")
         out.append(f"<category>{t(a['category'])}</category>\n")
+        source_type = t(a["provenance"]["source_type"])
+        out.append(f'<category domain="{SOURCE_TYPE_SCHEME}">{source_type}</category>\n')
         out.append("</item>\n")
     out.append("</channel>\n</rss>\n")
     return "".join(out).encode()
@@ -189,6 +196,10 @@ def _json_feed(
             "date_modified": a["updated_at"],
             "tags": [a["category"], *a.get("tags", [])],
             "language": bcp47(language),
+            "_provenance": {
+                "source_type": a["provenance"]["source_type"],
+                "ai_generated": a["provenance"]["ai_generated"],
+            },
         }
         if a.get("author"):
             item["authors"] = [{"name": a["author"]}]

@@ -33,7 +33,9 @@ def create_app(settings: Settings | None = None) -> falcon.App:
     settings = settings or Settings.from_env()
     store = BundleStore(settings.bundle_dir, settings.bundle_check_interval)
     comments = create_comment_service(
-        settings, lambda language, article_id: store.current().has_article(language, article_id)
+        settings,
+        lambda language, article_id: store.current().has_article(language, article_id),
+        lambda language, article_id: store.current().is_retracted(language, article_id),
     )
 
     metrics = Metrics(store)
@@ -52,6 +54,7 @@ def create_app(settings: Settings | None = None) -> falcon.App:
         "search": articles.ArticleSearch(store, age),
         "article": articles.ArticleItem(store, age),
         "categories": articles.Categories(store, age),
+        "corrections": articles.CorrectionsLog(store, age),
         "feed_atom": feeds.Feed(store, age, "atom"),
         "feed_rss": feeds.Feed(store, age, "rss"),
         "feed_json": feeds.Feed(store, age, "json"),

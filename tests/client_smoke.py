@@ -30,6 +30,8 @@ from news_client.api.articles import (
     list_articles_head,
     list_categories,
     list_categories_head,
+    list_corrections,
+    list_corrections_head,
     search_articles,
     search_articles_head,
 )
@@ -81,6 +83,7 @@ from news_client.models import (
     CommentCreate,
     CommentList,
     CommentOrder,
+    CorrectionList,
     Error,
     Fields,
     GetJsonFeedResponse200,
@@ -90,6 +93,7 @@ from news_client.models import (
     ListOrder,
     OpenAPIDocument,
     Ready,
+    RetractedArticle,
     SearchOrder,
     SearchResults,
     ValidationError,
@@ -263,6 +267,27 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
     )
     assert article.category in categories
     expect("listCategoriesHead", list_categories_head.sync_detailed(en, client=client), 200, None)
+
+    # -- trust (docs/api.md §11): provenance, the corrections log, a retraction ----------------
+    assert one.provenance.source_type_uri.endswith(str(one.provenance.source_type))
+    log: CorrectionList = expect(
+        "listCorrections", list_corrections.sync_detailed(en, client=client), 200, CorrectionList
+    )
+    retractions = [e for e in log.items if str(e.kind) == "retraction"]
+    assert retractions, "the sample corpus carries a retraction"
+    gone = retractions[0].article_id
+    notice: RetractedArticle = expect(
+        "getArticle", get_article.sync_detailed(en, gone, client=client), 410, RetractedArticle
+    )
+    assert notice.id == gone and notice.reason == retractions[0].text
+    expect(
+        "listCorrections",
+        list_corrections.sync_detailed(en, client=client, page=0),
+        422,
+        ValidationError,
+    )
+    expect("listCorrectionsHead", list_corrections_head.sync_detailed(en, client=client), 200, None)
+    expect("countComments", count_comments.sync_detailed(en, gone, client=client), 410, Error)
 
     # -- feeds and sitemaps: XML as text, the JSON Feed as its model -------------------------
     atom = expect("getAtomFeed", get_atom_feed.sync_detailed(en, client=client), 200, str)

@@ -32,10 +32,12 @@ ARTICLE_FIELDS = frozenset(
         "published_at",
         "updated_at",
         "translations",
+        "provenance",
+        "corrections",
     }
 )
 SUMMARY_FIELDS = frozenset(
-    {"id", "language", "title", "summary", "category", "image_url", "published_at"}
+    {"id", "language", "title", "summary", "category", "image_url", "published_at", "ai_generated"}
 )
 LIST_FIELDS = frozenset({"items", "total", "page", "page_size", "total_pages"})
 SEARCH_FIELDS = LIST_FIELDS | {"facets"}
@@ -262,6 +264,38 @@ def utc(ts: str) -> str:
     return datetime.fromisoformat(ts).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+AI_SOURCE_TYPES = {"trainedAlgorithmicMedia", "compositeWithTrainedAlgorithmicMedia"}
+
+
+def expected_provenance(source: Mapping[str, Any] | None) -> dict[str, Any]:
+    """docs/api.md §11, written out: the defaults, the URI, `ai_generated`, `reviewed`."""
+    source = source or {}
+    kind = source.get("source_type") or "trainedAlgorithmicMedia"
+    reviewed = None
+    if source.get("reviewed_by") is not None:
+        reviewed = {"by": source["reviewed_by"], "at": utc(source["reviewed_at"])}
+    return {
+        "source_type": kind,
+        "source_type_uri": "http://cv.iptc.org/newscodes/digitalsourcetype/" + kind,
+        "ai_generated": kind in AI_SOURCE_TYPES,
+        "generator": source.get("generator"),
+        "reviewed": reviewed,
+        "sources": list(source.get("sources") or []),
+    }
+
+
+def expected_corrections(record: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Oldest first (a stable sort: equal times keep their source order)."""
+    notes = record.get("corrections") or []
+    ordered = sorted(notes, key=lambda c: datetime.fromisoformat(c["at"]).timestamp())
+    return [{"at": utc(c["at"]), "text": c["text"]} for c in ordered]
+
+
+def served(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The records that are articles: a retracted one is served nowhere (§11)."""
+    return [r for r in records if not r.get("retracted")]
+
+
 def expected_translations(
     record: Mapping[str, Any], records: Iterable[Mapping[str, Any]]
 ) -> dict[str, str]:
@@ -271,7 +305,7 @@ def expected_translations(
         return {}
     found = {
         r["language"]: r["id"]
-        for r in records
+        for r in served(records)
         if r.get("story_id") == story and r["language"] != record["language"]
     }
     return {lang: found[lang] for lang in LANGUAGES if lang in found}
@@ -282,7 +316,12 @@ def expected_article(
 ) -> dict[str, Any]:
     """The Article of `record`; `records` (the whole source) decides its translations."""
     published = utc(record["published_at"])
-    updated = record.get("updated_at")
+    corrections = expected_corrections(record)
+    updated = max(
+        [record["published_at"], record.get("updated_at") or record["published_at"]]
+        + [c["at"] for c in record.get("corrections") or []],
+        key=lambda t: datetime.fromisoformat(t).timestamp(),
+    )
     return {
         "id": record["id"],
         "language": record["language"],
@@ -294,14 +333,21 @@ def expected_article(
         "author": record.get("author"),
         "image_url": record.get("image_url"),
         "published_at": published,
-        "updated_at": utc(updated) if updated else published,
+        "updated_at": utc(updated),
         "translations": expected_translations(record, records),
+        "provenance": expected_provenance(record.get("provenance")),
+        "corrections": corrections,
     }
 
 
+def summary_of(article: Mapping[str, Any]) -> dict[str, Any]:
+    """The ArticleSummary of an Article."""
+    fields = {**article, "ai_generated": article["provenance"]["ai_generated"]}
+    return {key: fields[key] for key in SUMMARY_FIELDS}
+
+
 def expected_summary(record: Mapping[str, Any]) -> dict[str, Any]:
-    full = expected_article(record)
-    return {key: full[key] for key in SUMMARY_FIELDS}
+    return summary_of(expected_article(record))
 
 
 def expected_order(
@@ -311,7 +357,7 @@ def expected_order(
     records = list(records)
     chosen = [
         r
-        for r in records
+        for r in served(records)
         if r["language"] == language and (category is None or r["category"] == category)
     ]
     by_id = sorted(chosen, key=lambda r: r["id"])
@@ -323,11 +369,11 @@ def expected_order(
 
 def expected_summaries(records: Iterable[Mapping[str, Any]], language: str) -> list[dict[str, Any]]:
     """The `latest` order: list order, as ArticleSummary."""
-    return [{k: a[k] for k in SUMMARY_FIELDS} for a in expected_order(records, language)]
+    return [summary_of(a) for a in expected_order(records, language)]
 
 
 def expected_categories(records: Iterable[Mapping[str, Any]], language: str) -> list[str]:
-    return sorted({r["category"] for r in records if r["language"] == language})
+    return sorted({r["category"] for r in served(records) if r["language"] == language})
 
 
 def total_pages(total: int, page_size: int) -> int:

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import falcon.testing
@@ -23,14 +24,44 @@ from app import models, params
 from app.build.compile import article_json, summary_json
 from app.build.records import parse_record
 from app.errors import APIError
+from app.timestamps import format_timestamp, parse_timestamp
 from tests.helpers import good
 
 text = st.text(st.characters(exclude_categories=("Cs",)), min_size=1).filter(str.strip)
 
 
+AI = {"trainedAlgorithmicMedia", "compositeWithTrainedAlgorithmicMedia"}
+
+
+def plain_provenance(source: dict[str, Any] | None) -> dict[str, Any]:
+    """docs/api.md §11, written out: the defaults, the URI, `ai_generated`, `reviewed`."""
+    source = source or {}
+    kind = source.get("source_type") or "trainedAlgorithmicMedia"
+    reviewed = None
+    if source.get("reviewed_by") is not None:
+        at = format_timestamp(parse_timestamp(source["reviewed_at"]))
+        reviewed = {"by": source["reviewed_by"], "at": at}
+    return {
+        "source_type": kind,
+        "source_type_uri": "http://cv.iptc.org/newscodes/digitalsourcetype/" + kind,
+        "ai_generated": kind in AI,
+        "generator": source.get("generator"),
+        "reviewed": reviewed,
+        "sources": source.get("sources") or [],
+    }
+
+
 def plain_article(record: dict[str, Any]) -> bytes:
-    """The bundle's article record as it was written before the models existed."""
+    """The bundle's article record as it was written before the models existed, with the
+    fields of version 1.2."""
     a = parse_record(record, "x:1")
+    corrections = sorted(
+        ((parse_timestamp(c["at"]), c["text"]) for c in record.get("corrections") or []),
+        key=lambda c: c[0],
+    )
+    updated = max([a.published, *(at for at, _ in corrections)])
+    if record.get("updated_at"):
+        updated = max(updated, parse_timestamp(record["updated_at"]))
     return orjson.dumps(
         {
             "id": a.id,
@@ -43,10 +74,35 @@ def plain_article(record: dict[str, Any]) -> bytes:
             "author": a.author,
             "image_url": a.image_url,
             "published_at": a.published_at,
-            "updated_at": a.updated_at,
+            "updated_at": format_timestamp(updated),
             "translations": dict(a.translations),
+            "provenance": plain_provenance(record.get("provenance")),
+            "corrections": [{"at": format_timestamp(at), "text": t} for at, t in corrections],
         }
     )
+
+
+source_types = st.sampled_from(
+    [
+        None,
+        "trainedAlgorithmicMedia",
+        "compositeWithTrainedAlgorithmicMedia",
+        "algorithmicMedia",
+        "digitalCreation",
+    ]
+)
+provenances = st.none() | st.fixed_dictionaries(
+    {},
+    optional={
+        "source_type": source_types,
+        "generator": st.none() | text,
+        "sources": st.lists(st.sampled_from(["https://a.example/x", "http://b.example"])),
+    },
+)
+reviews = st.none() | st.tuples(text, st.datetimes(timezones=st.just(UTC)))
+correction_lists = st.lists(
+    st.tuples(st.integers(0, 10**6), text.filter(lambda t: len(t) <= 1000)), max_size=3
+)
 
 
 @settings(max_examples=200)
@@ -55,12 +111,33 @@ def plain_article(record: dict[str, Any]) -> bytes:
     tags=st.lists(st.text(st.characters(exclude_categories=("Cs",)))),
     author=st.none() | text,
     published=st.datetimes(timezones=st.timezones()).map(lambda d: d.isoformat()),
+    provenance=provenances,
+    review=reviews,
+    corrections=correction_lists,
 )
 def test_article_bytes_are_the_plain_json(
-    title: str, tags: list[str], author: str | None, published: str
+    title: str,
+    tags: list[str],
+    author: str | None,
+    published: str,
+    provenance: dict[str, Any] | None,
+    review: tuple[str, datetime] | None,
+    corrections: list[tuple[int, str]],
 ) -> None:
     record = good(title=title, tags=tags, author=author)
     record["published_at"] = published
+    if review is not None:
+        provenance = {**(provenance or {}), "reviewed_by": review[0]}
+        provenance["reviewed_at"] = review[1].isoformat()
+    if provenance is not None:
+        record["provenance"] = provenance
+    try:
+        start = parse_timestamp(published)
+    except ValueError:
+        return
+    record["corrections"] = [
+        {"at": (start + timedelta(seconds=s)).isoformat(), "text": t} for s, t in corrections
+    ]
     try:
         expected = plain_article(record)
     except Exception:
@@ -69,7 +146,9 @@ def test_article_bytes_are_the_plain_json(
     assert article_json(article) == expected
     summary = orjson.loads(summary_json(article))
     assert list(summary) == list(models.ArticleSummary.model_fields)
-    assert summary == {k: orjson.loads(expected)[k] for k in summary}
+    plain = orjson.loads(expected)
+    plain["ai_generated"] = plain["provenance"]["ai_generated"]
+    assert summary == {k: plain[k] for k in summary}
 
 
 @settings(max_examples=100)

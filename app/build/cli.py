@@ -28,7 +28,7 @@ import numpy as np
 import orjson
 
 from app import surrogate_keys
-from app.build import policy, stories
+from app.build import policy, retractions, stories
 from app.build.compile import compile_segment
 from app.build.generation import build_generation
 from app.build.merge import SegmentReader, merge_segments
@@ -59,7 +59,9 @@ class BuildReport:
     incremental: bool
     added: int = 0
     replaced: int = 0
-    retracted: int = 0
+    retracted: int = 0  # removed: their line is gone (404)
+    # retraction notices added, changed or withdrawn (docs/api.md §11: 410 with a notice)
+    retractions: int = 0
     merged: int = 0  # segments written by merges
     segments: dict[str, int] = field(default_factory=dict)
     changed_languages: list[str] = field(default_factory=list)
@@ -168,8 +170,10 @@ def _load_previous(store: ObjectStore, manifest: dict[str, Any], out: Path) -> P
     keys, hashes, langs, gids = [], [], [], []
     ids: dict[str, SortedIds] = {}
     story_index: dict[str, SortedIds] = {}
+    retracted: dict[bytes, retractions.RetractedArticle] = {}
     for li, language in enumerate(LANGUAGES):
         meta = manifest["languages"][language]
+        retracted.update((r.hash, r) for r in retractions.load(store, meta, language))
         order = np.frombuffer(store.path(meta["files"][fmt.ORDER]).read_bytes(), dtype="<u4")
         lines = [SegmentReader(store, desc).raw(fmt.LINES) for desc in meta["segments"]]
         all_lines = np.frombuffer(b"".join(lines), dtype=_HASH)
@@ -210,6 +214,7 @@ def _load_previous(store: ObjectStore, manifest: dict[str, Any], out: Path) -> P
             for language in LANGUAGES
         },
         story_index,
+        retracted,
     )
 
 
@@ -405,6 +410,26 @@ def _plan_languages(
             report.changed_languages.append(language)
         report.changed_articles[language] += [i for i in _ids_of(store, meta, retracted)]
         report.changed_categories[language] += _categories_of(store, meta, retracted | replaced)
+    # Retraction notices: a new or changed one, or one withdrawn, changes the article's URL
+    # (410 or not), the corrections log, and (for a served article) its lists.
+    notices: dict[str, list[retractions.RetractedArticle]] = {}
+    for language in LANGUAGES:
+        lines = result.retractions.get(language, [])
+        notices[language] = [r for _, _, r, _ in lines]
+        now = {r.id: r for r in notices[language]}
+        before = (
+            {r.id: r for r in retractions.load(store, manifest["languages"][language], language)}
+            if manifest is not None
+            else {}
+        )
+        changed = sorted(
+            {i for i, r in now.items() if before.get(i) != r} | {i for i in before if i not in now}
+        )
+        report.retractions += len(changed)
+        if changed and manifest is not None:
+            report.changed_articles[language] += changed
+            if language not in report.changed_languages:
+                report.changed_languages.append(language)
     for language in LANGUAGES:
         for future in compiles[language]:
             desc, written = future.result()
@@ -461,6 +486,7 @@ def _plan_languages(
             deleted[language],
             urls,
             None if manifest is None else manifest["languages"][language],
+            notices[language],
             work=sum(int(desc["docs"]) for desc in segments[language]),
         )
         for language in LANGUAGES
@@ -589,7 +615,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"built bundle {report.bundle_id} in {args.out} ({kind}, "
         f"{time.monotonic() - started:.2f} s): {report.added} new or changed, "
-        f"{report.retracted} retracted, {report.merged} merged segment(s)"
+        f"{report.retracted} removed, {report.retractions} retraction notice(s) changed, "
+        f"{report.merged} merged segment(s)"
     )
     print(
         f"CDN: purge {len(report.purge_keys)} surrogate key(s)"

@@ -17,6 +17,7 @@ from app.bundle import format as fmt
 from app.public_urls import PublicUrls
 from app.search.indexer import IndexDoc, build_index
 from app.syndication import sitemap_url
+from app.timestamps import format_timestamp
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
@@ -31,6 +32,8 @@ def _wire(a: Article) -> models.Article:
         published_at=a.published,
         updated_at=a.updated,
         translations=dict(a.translations),
+        provenance=a.provenance,
+        corrections=list(a.corrections),
     )
 
 
@@ -40,8 +43,25 @@ def article_json(a: Article) -> bytes:
 
 def summary_json(a: Article) -> bytes:
     wire = _wire(a)
-    fields = {name: getattr(wire, name) for name in models.ArticleSummary.model_fields}
+    fields = {name: getattr(wire, name, None) for name in models.ArticleSummary.model_fields}
+    fields["ai_generated"] = a.provenance.ai_generated
     return models.ArticleSummary.model_construct(**fields).model_dump_json().encode()
+
+
+def corrections_json(articles: list[Article]) -> bytes:
+    """The segment's corrections (fmt.SEG_CORRECTIONS), for the corrections log: only the
+    articles that have any, by their number in the segment."""
+    return orjson.dumps(
+        [
+            [
+                n,
+                a.title,
+                [[epoch_micros(c.at), format_timestamp(c.at), c.text] for c in a.corrections],
+            ]
+            for n, a in enumerate(articles)
+            if a.corrections
+        ]
+    )
 
 
 def joined(records: list[bytes], separator: bytes = b",") -> tuple[bytes, bytes]:
@@ -120,6 +140,7 @@ def compile_segment(
     files[fmt.SEG_CATEGORIES] = orjson.dumps(names)
     files[fmt.CATEGORY_OF] = array("I", [number[a.category] for a in ordered]).tobytes()
     files[fmt.LINES] = b"".join(line_hashes[i] for i in order)
+    files[fmt.SEG_CORRECTIONS] = corrections_json(ordered)
     search_files = build_index(
         language, [IndexDoc(a.title, a.summary, a.content, a.tags) for a in ordered]
     )

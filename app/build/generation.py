@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 import orjson
 
+from app.build import retractions
 from app.build.merge import SegmentReader
+from app.build.retractions import RetractedArticle
 from app.bundle import format as fmt
 from app.bundle.objects import ObjectEntry, ObjectStore
 from app.compression import CODEC_ID, precompress
@@ -34,15 +36,17 @@ def build_generation(
     deleted: list[np.ndarray],
     urls: PublicUrls,
     previous: Mapping[str, Any] | None = None,
+    retracted: list[RetractedArticle] | None = None,
 ) -> tuple[dict[str, Any], dict[str, ObjectEntry]]:
     """The manifest entry of one language and the entries of its new generation objects.
     `previous` is the language's entry in the bundle being updated: its feeds are reused
-    where their articles did not change."""
+    where their articles did not change. `retracted`: the language's retracted articles."""
     rows: list[tuple[int, bytes, int]] = []  # (-published, id, gid) of every live document
     categories: list[str] = []  # by gid
     by_story: list[tuple[bytes, int]] = []  # (story id, gid) of live documents with a story
     etags: list[memoryview] = []
     readers: list[SegmentReader] = []
+    alive: list[np.ndarray] = []
     base = 0
     for desc, dead in zip(segments, deleted, strict=True):
         reader = SegmentReader(store, desc)
@@ -51,6 +55,7 @@ def build_generation(
         ids = reader.ids()
         live = np.ones(reader.docs, dtype=bool)
         live[dead] = False
+        alive.append(live)
         rows.extend((-published[i], ids[i], base + i) for i in np.flatnonzero(live).tolist())
         categories.extend(reader.categories())
         by_story.extend(_stories(reader, live, base))
@@ -80,6 +85,10 @@ def build_generation(
     )
     content.update(orjson.dumps(urls.manifest(), option=orjson.OPT_SORT_KEYS))
     content.update(all_etags[order].tobytes())
+    trust_files, trust_served = retractions.build_files(
+        store, language, retracted or [], readers, alive, previous
+    )
+    content.update(trust_served)
 
     by_story.sort()
     story_off = np.concatenate(([0], np.cumsum([len(s) for s, _ in by_story], dtype=np.int64)))
@@ -109,12 +118,14 @@ def build_generation(
         (fmt.STORY_IDS_OFF, story_off.astype("<u8").tobytes()),
         (fmt.STORY_IDS_GID, np.asarray([g for _, g in by_story], dtype="<u4").tobytes()),
         (fmt.FEEDS_JSON, feeds_json),
+        *trust_files,
     ):
         obj, entry = store.put(data)
         files[name] = obj
         entries[obj] = entry
     meta = {
         "articles": len(rows),
+        "retracted": len(retracted or []),
         "content_hash": content.hexdigest()[:20],
         "codec": CODEC_ID,
         "categories": [[n, s, c] for n, s, c in zip(names, starts, counts, strict=True)],

@@ -76,6 +76,10 @@ class SegmentReader:
         names: list[str] = orjson.loads(self.raw(fmt.SEG_CATEGORIES))
         return [names[i] for i in self.array(fmt.CATEGORY_OF, "<u4").tolist()]
 
+    def corrections(self) -> list[list[Any]]:
+        """[[document, title, [[at microseconds, at, text], ...]], ...] (fmt.SEG_CORRECTIONS)."""
+        return orjson.loads(self.raw(fmt.SEG_CORRECTIONS))
+
     def search_meta(self) -> dict[str, Any]:
         return orjson.loads(self.raw(layout.META))
 
@@ -272,6 +276,15 @@ def merge_segments(
     ):
         obj, entry = store.put(data)
         files[name], entries[obj] = obj, entry
+
+    corrections = sorted(
+        [int(remaps[s][doc]), title, notes]
+        for s, reader in enumerate(readers)
+        for doc, title, notes in reader.corrections()
+        if remaps[s][doc] >= 0
+    )
+    obj, entry = store.put(orjson.dumps(corrections))
+    files[fmt.SEG_CORRECTIONS], entries[obj] = obj, entry
 
     _merge_index(store, language, readers, remaps, n, files, entries)
     return {"docs": n, "files": files}, entries

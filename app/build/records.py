@@ -17,6 +17,8 @@ from app import models
 from app.timestamps import format_timestamp
 
 MAX_REPORTED_ERRORS = 100
+# Fields whose problems are named down to the nested item (`corrections.1.text`).
+NESTED_FIELDS = frozenset({"provenance", "corrections", "retracted"})
 
 
 # Fields the `Article` record and the wire model `app.models.Article` hold alike; the others
@@ -41,6 +43,9 @@ class Article:
     story_id: str | None = None
     # language -> article id of the story's other languages, in LANGUAGES order (builder-set)
     translations: tuple[tuple[str, str], ...] = ()
+    provenance: models.Provenance = models.DEFAULT_PROVENANCE
+    corrections: tuple[models.Correction, ...] = ()  # oldest first
+    retracted: models.Retraction | None = None
 
     @property
     def published_at(self) -> str:
@@ -76,16 +81,26 @@ def parse_record(record: Any, source: str) -> Article:
     except pydantic.ValidationError as exc:
         # The first problem, named by its field: one line of the source, one message.
         error = exc.errors(include_url=False)[0]
-        field = str(error["loc"][0]) if error["loc"] else None
+        loc = error["loc"]
+        field = str(loc[0]) if loc else None
+        if field in NESTED_FIELDS:  # which provenance field, which correction
+            field = ".".join(str(part) for part in loc)
         raise RecordError(field, error["msg"]) from None
+    corrections = tuple(sorted(valid.corrections, key=lambda c: c.at))  # stable: source order
+    updated = valid.updated_at
+    if corrections and corrections[-1].at > updated:
+        updated = corrections[-1].at  # a correction updates the article
     return Article(
         **{name: getattr(valid, name) for name in SAME_FIELDS},
         language=valid.language.value,
         tags=tuple(valid.tags),
         published=valid.published_at,
-        updated=valid.updated_at,
+        updated=updated,
         source=source,
         story_id=valid.story_id,
+        provenance=valid.provenance.wire(),
+        corrections=corrections,
+        retracted=valid.retracted,
     )
 
 

@@ -33,6 +33,7 @@ from app.build.records import (
     parse_record,
     source_files,
 )
+from app.build.retractions import RetractedArticle
 from app.bundle.reader import SortedIds
 from app.languages import LANGUAGES
 
@@ -135,6 +136,8 @@ class Previous:
     files: dict[str, dict[str, Any]]  # relative path -> {"size", "mtime_ns", "lines": records}
     sizes: dict[str, int] = field(default_factory=dict)  # gids per language (deleted included)
     stories: dict[str, SortedIds] = field(default_factory=dict)  # served story ids -> gid
+    # line hash -> a served retraction (app.build.retractions), recognised like an article
+    retractions: dict[bytes, RetractedArticle] = field(default_factory=dict)
 
     @classmethod
     def empty(cls) -> Previous:
@@ -186,6 +189,13 @@ class Scan:
     problems: list[str] = field(default_factory=list)
     # Where each kept article's line is, per language and gid: file << 32 | line (0: gone).
     kept_at: dict[str, np.ndarray] = field(default_factory=dict)
+    # Per language: (file, line, retraction, whether its line is new) of every retracted line.
+    retractions: dict[str, list[tuple[int, int, RetractedArticle, bool]]] = field(
+        default_factory=dict
+    )
+
+    def retract(self, file: int, line: int, retraction: RetractedArticle, new: bool) -> None:
+        self.retractions.setdefault(retraction.language, []).append((file, line, retraction, new))
 
     def problem(self, where: str, field_name: str | None, message: str) -> None:
         self.problems.append(
@@ -250,7 +260,11 @@ def scan(src: Path, previous: Previous) -> Scan:
         refs = previous.find_all([digest for _, _, _, digest in lines])
         for (number, offset, length, digest), ref in zip(lines, refs, strict=True):
             if ref is None:
-                to_parse.append((number, offset, length, digest))
+                retraction = previous.retractions.get(digest)
+                if retraction is not None:  # an unchanged retraction: not parsed again
+                    result.retract(file, number, retraction, new=False)
+                else:
+                    to_parse.append((number, offset, length, digest))
                 continue
             seen = kept_at[ref[0]]
             if seen[ref[1]]:
@@ -286,6 +300,9 @@ def _parse_lines(file: int, lines: list[tuple[int, int, int, bytes]], result: Sc
             except RecordError as exc:
                 result.problem(where, exc.field, exc.message)
                 continue
+            if article.retracted is not None:
+                result.retract(file, number, RetractedArticle.of(article, digest), new=True)
+                continue
             new = result.new.get(article.language)
             if new is None:
                 new = result.new[article.language] = NewArticles()
@@ -293,19 +310,23 @@ def _parse_lines(file: int, lines: list[tuple[int, int, int, bytes]], result: Sc
 
 
 def _duplicates(result: Scan) -> None:
-    """An id given twice among the new lines: every copy after the first is a problem."""
+    """An id given twice among the new lines and the retractions: every copy after the first
+    is a problem."""
     problems = []
-    for language, new in result.new.items():
-        by_id = sorted(range(len(new)), key=lambda i: (new.ids[i], new.file[i], new.line[i]))
-        for a, b in itertools.pairwise(by_id):
-            if new.ids[a] == new.ids[b]:
-                first = next(i for i in by_id if new.ids[i] == new.ids[a])
+    for language in LANGUAGES:
+        new = result.new.get(language, NewArticles())
+        lines = [(new.ids[i], new.file[i], new.line[i]) for i in range(len(new))]
+        lines += [(r.id, file, line) for file, line, r, _ in result.retractions.get(language, [])]
+        lines.sort()
+        for a, b in itertools.pairwise(lines):
+            if a[0] == b[0]:
+                first = next(x for x in lines if x[0] == a[0])
                 problems.append(
                     (
-                        new.file[b],
-                        new.line[b],
-                        f"duplicate id {new.ids[b]!r} in language {language!r} (first at "
-                        f"{result.where(new.file[first], new.line[first])})",
+                        b[1],
+                        b[2],
+                        f"duplicate id {b[0]!r} in language {language!r} (first at "
+                        f"{result.where(first[1], first[2])})",
                     )
                 )
     for file, line, message in sorted(problems):
@@ -315,15 +336,18 @@ def _duplicates(result: Scan) -> None:
 def _resolve(result: Scan, previous: Previous, kept_at: dict[str, np.ndarray]) -> None:
     """A new article whose id is already served replaces it, unless that article's own line
     is still in the sources: then the id is there twice."""
-    for language, new in result.new.items():
-        for i, article_id in enumerate(new.ids):
+    for language in LANGUAGES:
+        new = result.new.get(language, NewArticles())
+        lines = [(new.ids[i], new.file[i], new.line[i]) for i in range(len(new))]
+        lines += [(r.id, file, line) for file, line, r, _ in result.retractions.get(language, [])]
+        for article_id, file, line in lines:
             gid = previous.gid_of(language, article_id)
             if gid is None:
                 continue
             first = int(kept_at[language][gid])
             if first:
                 result.problem(
-                    result.where(new.file[i], new.line[i]),
+                    result.where(file, line),
                     "id",
                     f"duplicate id {article_id!r} in language {language!r} "
                     f"(first at {result.where(first >> 32, first & 0xFFFFFFFF)})",

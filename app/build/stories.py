@@ -52,6 +52,8 @@ class KeptArticle:
             source=f"bundle:{self.id}",
             story_id=self.story_id,
             translations=self.translations,
+            provenance=wire.provenance,
+            corrections=tuple(wire.corrections),
         )
 
 

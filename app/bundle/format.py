@@ -32,6 +32,8 @@ until a merge replaces it:
     sitemap.zstd / .off
     articles.br / .off        each Article as a whole brotli stream (get), no separator
     search.*                  the search index (app.search.layout)
+    corrections.json          the corrections of the segment's articles that have any:
+                              [[document, title, [[at microseconds, at, text], ...]], ...]
 
 A document's **gid** is its segment's base (the documents of the segments before it, in
 manifest order) plus its number inside the segment. The generation files of a language are
@@ -58,6 +60,13 @@ rewritten by every publish; they are a few bytes per article:
                               JSON Feed documents, each in identity, gzip, br and zstd, end
                               to end; per feed the key of what it was rendered from, so a
                               publish renders and compresses only the feeds that changed
+    retractions.json          the retracted articles (docs/api.md §11), by id: each one's
+                              notice and what the next build needs to keep it (line hash,
+                              corrections), and where its 410 body is in notices.bin
+    notices.bin               every 410 body in identity, gzip, br and zstd, end to end
+    log.bin / .off            the corrections log entries, newest first, joined by b",";
+    log.gzip / .off           the same records as compressed pieces, laid out as a
+    log.zstd / .off           segment's records (uint64 offsets, n + 1)
 
 The manifest's `site` entry holds what spans languages: the sitemap index and the news
 sitemap, each in identity, gzip, br and zstd (`files`), the codec that compressed them, the
@@ -70,11 +79,13 @@ from __future__ import annotations
 
 FORMAT_NAME = "news-bundle"
 # 4: story ids, sitemap fragments and their pieces in segments; feeds and the site entry.
-FORMAT_VERSION = 4
+# 5: corrections in segments; retractions, their notices and the corrections log.
+FORMAT_VERSION = 5
 # Part of every language's content hash (hence collection ETags): what is served, not the
 # layout. Bump it when the served bytes change, not when files are added.
 # 3: every Article carries `translations`.
-CONTENT_VERSION = 3
+# 4: every Article carries `provenance` and `corrections`, every summary `ai_generated`.
+CONTENT_VERSION = 4
 MANIFEST = "manifest.json"
 PREVIOUS_MANIFEST = "manifest.previous.json"
 OBJECTS = "objects"
@@ -97,6 +108,7 @@ STORIES_OFF = "stories.off"
 SITEMAP_BIN = "sitemap.bin"
 SITEMAP_OFF = "sitemap.off"
 SEARCH_PREFIX = "search."
+SEG_CORRECTIONS = "corrections.json"
 # Per-document records composed into responses: kind -> (blob, offsets, the identity byte
 # that joins two records). XML elements cannot be joined by a comma: sitemaps use b"\n".
 RECORDS: dict[str, tuple[str, str, bytes]] = {
@@ -131,6 +143,7 @@ SEGMENT_FILES = (
     STORIES_OFF,
     SITEMAP_BIN,
     SITEMAP_OFF,
+    SEG_CORRECTIONS,
     *(name for pair in PIECES.values() for name in pair),
 )
 
@@ -151,6 +164,16 @@ STORY_IDS_BIN = "stories.bin"
 STORY_IDS_OFF = "stories.off"
 STORY_IDS_GID = "stories.gid"
 FEEDS_JSON = "feeds.json"
+RETRACTIONS_JSON = "retractions.json"
+NOTICES_BIN = "notices.bin"
+# The corrections log's records: encoding -> (blob, offsets); joined by b"," like articles.
+LOG_KIND = "log"
+LOG_FILES = {
+    "identity": ("log.bin", "log.off"),
+    "gzip": ("log.gzip", "log.gzip.off"),
+    "zstd": ("log.zstd", "log.zstd.off"),
+}
+LOG_SEPARATOR = b","
 GENERATION_FILES = (
     ORDER,
     IDS_BIN,
@@ -167,6 +190,9 @@ GENERATION_FILES = (
     STORY_IDS_OFF,
     STORY_IDS_GID,
     FEEDS_JSON,
+    RETRACTIONS_JSON,
+    NOTICES_BIN,
+    *(name for pair in LOG_FILES.values() for name in pair),
 )
 # Content codings of the precompressed whole documents (feeds, sitemap index, news sitemap).
 DOCUMENT_ENCODINGS = ("identity", "gzip", "br", "zstd")

@@ -69,6 +69,7 @@ _EMPTY = memoryview(b"")
 SEPARATORS: dict[str, dict[str, bytes]] = {
     kind: separators(sep) for kind, (_, _, sep) in fmt.RECORDS.items()
 }
+SEPARATORS[fmt.LOG_KIND] = separators(fmt.LOG_SEPARATOR)
 _NO_POSITIONS = memoryview(b"").cast(fmt.POSITION_TYPECODE)
 
 # "trusted": check sizes, and the CRC-32 of objects not in verified.json (what a server does);
@@ -200,11 +201,39 @@ class SegmentData:
         return blob[off[start] : off[stop] - sep]
 
 
+class CorrectionsLog:
+    """A language's corrections log (docs/api.md §11): pre-serialised entries, newest first,
+    in identity and as gzip and zstd pieces, sliced into pages like a segment's records."""
+
+    __slots__ = ("count", "pieces")
+
+    def __init__(self, files: Mapping[str, memoryview], where: str) -> None:
+        self.pieces: dict[str, tuple[memoryview, memoryview, int]] = {}
+        self.count = -1
+        for encoding, (name_bin, name_off) in fmt.LOG_FILES.items():
+            blob, off = files[name_bin], files[name_off].cast(fmt.OFFSET_TYPECODE)
+            sep = len(SEPARATORS[fmt.LOG_KIND][encoding])
+            n = len(off) - 1
+            if self.count not in (-1, n) or off[0] != 0 or off[n] != (len(blob) + sep if n else 0):
+                raise BundleError(f"{where}/{name_off}: offsets do not match the data")
+            self.count = n
+            self.pieces[encoding] = (blob, off, sep)
+
+    def encoded_run(self, kind: str, encoding: str, start: int, stop: int) -> memoryview:
+        blob, off, sep = self.pieces[encoding]
+        return blob[off[start] : off[stop] - sep]
+
+    def page(self, start: int, stop: int) -> list[Run]:
+        stop = min(stop, self.count)
+        return [Run(self, start, stop)] if start < stop else []
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
-    """Consecutive records start..stop-1 of one segment: one slice in every encoding."""
+    """Consecutive records start..stop-1 of one segment (or of the corrections log): one
+    slice in every encoding."""
 
-    segment: SegmentData
+    segment: SegmentData | CorrectionsLog
     start: int
     stop: int
 
@@ -317,6 +346,17 @@ class LanguageData:
                     variants[encoding] = blob[start:stop]
                 compiled[kind] = (variants, f'"{index[kind]["etag"]}"')
             self._feeds[name] = compiled
+        # Retracted articles: id -> (their 410 body in every coding, its quoted ETag).
+        self.retracted: dict[str, tuple[dict[str, memoryview], str]] = {}
+        notices = gen[fmt.NOTICES_BIN]
+        for record in orjson.loads(gen[fmt.RETRACTIONS_JSON]):
+            variants = {}
+            for encoding, (start, stop) in record["notice"]["ranges"].items():
+                if not 0 <= start <= stop <= len(notices):
+                    raise BundleError(f"{where}/{fmt.NOTICES_BIN}: notice outside its object")
+                variants[encoding] = notices[start:stop]
+            self.retracted[record["id"]] = (variants, f'"{record["notice"]["etag"]}"')
+        self.corrections = CorrectionsLog(gen, where)
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -616,6 +656,10 @@ class Bundle:
     def has_article(self, language: str, article_id: str) -> bool:
         data = self.languages.get(language)
         return data is not None and data.find(article_id) is not None
+
+    def is_retracted(self, language: str, article_id: str) -> bool:
+        data = self.languages.get(language)
+        return data is not None and article_id in data.retracted
 
     @classmethod
     def load(

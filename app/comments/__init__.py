@@ -25,10 +25,14 @@ __all__ = ["CommentService", "create_comment_service", "open_store"]
 
 class CommentService:
     def __init__(
-        self, settings: Settings, store: CommentStore, article_exists: Callable[[str, str], bool]
+        self,
+        settings: Settings,
+        store: CommentStore,
+        article_exists: Callable[[str, str], bool],
+        article_retracted: Callable[[str, str], bool] | None = None,
     ) -> None:
         self.store = store
-        self._ctx = Context(settings, store, article_exists)
+        self._ctx = Context(settings, store, article_exists, article_retracted)
 
     def resources(self) -> dict[str, object]:
         """The comment resources by their name in app/routes.py."""
@@ -67,8 +71,13 @@ def open_store(dsn: str, pg_pool_size: int = Settings.pg_pool_size) -> CommentSt
 
 
 def create_comment_service(
-    settings: Settings, article_exists: Callable[[str, str], bool]
+    settings: Settings,
+    article_exists: Callable[[str, str], bool],
+    article_retracted: Callable[[str, str], bool] | None = None,
 ) -> CommentService:
     return CommentService(
-        settings, open_store(settings.comments_dsn, settings.pg_pool_size), article_exists
+        settings,
+        open_store(settings.comments_dsn, settings.pg_pool_size),
+        article_exists,
+        article_retracted,
     )

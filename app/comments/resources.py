@@ -45,11 +45,16 @@ class Context:
     """What every comment resource needs; one instance per service."""
 
     def __init__(
-        self, settings: Settings, store: CommentStore, article_exists: ArticleExists
+        self,
+        settings: Settings,
+        store: CommentStore,
+        article_exists: ArticleExists,
+        article_retracted: ArticleExists | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.article_exists = article_exists
+        self.article_retracted = article_retracted
 
     def begin(self, resp: falcon.Response, language: str, article_id: str | None = None) -> None:
         """The first checks of every comment operation: the language, then (when given and
@@ -62,6 +67,8 @@ class Context:
 
     def require_article(self, language: str, article_id: str) -> None:
         if not self.article_exists(language, article_id):
+            if self.article_retracted is not None and self.article_retracted(language, article_id):
+                raise APIError(410, "Article retracted")  # comments close with the article
             raise article_not_found()
 
     def call(self, operation: Callable[..., T], *args: Any) -> T:

@@ -14,6 +14,7 @@ import falcon
 
 from app import params
 from app import surrogate_keys as keys
+from app.bundle.format import LOG_KIND
 from app.bundle.reader import LanguageData, ListPage, SearchPage
 from app.bundle.store import BundleStore
 from app.delivery import Composed, Precomputed, send
@@ -21,7 +22,7 @@ from app.errors import article_not_found, unsupported_language
 from app.http_cache import CachePolicy
 from app.languages import LANGUAGE_SET
 from app.links import set_link
-from app.models import ArticleListQuery, LatestQuery, ListOrder, SearchQuery
+from app.models import ArticleListQuery, LatestQuery, ListOrder, PageQuery, SearchQuery
 
 # Part of every collection ETag: bump it when the envelope the server writes changes.
 _ENVELOPE_VERSION = "1"
@@ -140,11 +141,36 @@ class ArticleItem(BundleResource):
         data = _language(self.store, language)
         gid = data.find(article_id)
         if gid is None:
-            raise article_not_found()
+            notice = data.retracted.get(article_id)
+            if notice is None:
+                raise article_not_found()
+            # 410 with its notice, cached and compressed like the article it replaces.
+            variants, etag = notice
+            depends = keys.article(language, article_id)
+            body = Precomputed(variants)
+            send(req, resp, body, etag, self.cache, depends, data.codec, status=410)
+            return
         etag = f'"{data.etag_by_gid(gid)}"'
         run = data.run_by_gid(gid)
         body = Composed("articles", b"", [run], b"", br=run.encoded("articles", "br"))
         send(req, resp, body, etag, self.cache, keys.article(language, article_id), data.codec)
+
+    on_head = on_get
+
+
+class CorrectionsLog(BundleResource):
+    """GET /api/v1/{language}/corrections?page&page_size"""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
+        data = _language(self.store, language)
+        page = params.parse(req, PageQuery)
+        log = data.corrections
+        start = page.offset
+        runs = log.page(start, start + page.page_size)
+        body = Composed(LOG_KIND, params.LIST_HEAD, runs, params.list_tail(page, log.count))
+        set_link(req, resp, PageQuery, page.page, page.page_size, log.count)
+        etag = _collection_etag(data, "corrections", params.page_key(page), page.page_size)
+        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
 
     on_head = on_get
 

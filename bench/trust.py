@@ -1,0 +1,158 @@
+"""Corrections and retractions end to end at archive scale (docs/api.md §11).
+
+    python bench/trust.py --per-language 100000 [--corpus DIR] [--work DIR] [--json OUT]
+
+With the real commands, as bench/publish.py measures a publish: a from-scratch build of the
+corpus, installed and served by gunicorn; then, three times each, an edit of one source line
+published end to end (incremental build, install_bundle.py into the served directory, until
+the running server answers with it ten times in a row):
+
+* a correction: the article gains a `corrections` entry, until GET shows it;
+* a retraction: the article gains `retracted`, until GET answers 410 with its notice;
+* a withdrawal: `retracted` is taken back, until GET answers 200 again.
+
+The edited file is rewritten whole (a new file: the corpus is hard-linked), as an editor
+would; the builder hashes its lines again and parses only the changed one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+PY = str(ROOT / ".venv" / "bin" / "python")
+sys.path.insert(0, str(BENCH))
+from publish import bundle_size, get, run_measured, size_of, wait_for  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-language", type=int, default=100_000)
+    parser.add_argument("--corpus", type=Path, help="source directory (default: generated)")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/news-bench-trust"))
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    work: Path = args.work
+    corpus = args.corpus or work / f"corpus-{args.per_language}"
+    if not (corpus / "ko.jsonl").is_file():
+        print(f"generating {args.per_language} articles per language in {corpus}", file=sys.stderr)
+        size = str(args.per_language)
+        generate = [PY, str(BENCH / "gen_corpus.py"), "--out", str(corpus), "--per-language", size]
+        subprocess.run(generate, check=True)
+    src, built, served = work / "src", work / "built", work / "served"
+    for path in (src, built, served):
+        shutil.rmtree(path, ignore_errors=True)
+    src.mkdir(parents=True)
+    for path in corpus.glob("*.jsonl"):
+        os.link(path, src / path.name)
+    figures: dict[str, Any] = {"per_language": args.per_language, "machine_cpus": os.cpu_count()}
+    seconds, peak, out = run_measured(
+        [PY, "scripts/build_bundles.py", "--src", str(src), "--out", str(built), "--full"]
+    )
+    figures["full_build"] = {
+        "seconds": round(seconds, 1),
+        "peak_total_pss_mb": round(peak["pss"] / 2**20),
+        "source_mb": round(size_of(src, "*.jsonl") / 2**20),
+        "bundle_mb": round(bundle_size(built) / 2**20),
+        "output": out.strip(),
+    }
+    print(json.dumps(figures["full_build"]), file=sys.stderr)
+    subprocess.run([PY, "scripts/install_bundle.py", str(built), str(served)], check=True, cwd=ROOT)
+    port = 18124
+    env = {
+        **os.environ,
+        "NEWS_BUNDLE_DIR": str(served),
+        "NEWS_BIND": f"127.0.0.1:{port}",
+        "NEWS_COMMENTS_DSN": f"sqlite:///{work / 'comments.sqlite3'}",
+        "WEB_CONCURRENCY": "2",
+        "NEWS_LOG_LEVEL": "warning",
+    }
+    server = subprocess.Popen(
+        [str(ROOT / ".venv/bin/gunicorn"), "-c", "app/gunicorn_conf.py", "app.wsgi:app"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: get(port, "/ready")[0] == 200)
+        lines = (src / "en.jsonl").read_bytes().split(b"\n")
+        record = orjson.loads(lines[0])
+        path = f"/api/v1/en/articles/{record['id']}"
+        notes: list[dict[str, str]] = []
+
+        def publish(edited: dict[str, Any], served_when: Any) -> dict[str, Any]:
+            (src / "en.jsonl").unlink()  # a hard link to the corpus: write a new file
+            (src / "en.jsonl").write_bytes(b"\n".join([orjson.dumps(edited), *lines[1:]]))
+            started = time.perf_counter()
+            b_seconds, _, b_out = run_measured(
+                [PY, "scripts/build_bundles.py", "--src", str(src), "--out", str(built)]
+            )
+            i_seconds, _, i_out = run_measured(
+                [PY, "scripts/install_bundle.py", str(built), str(served)], sample=False
+            )
+            wait_for(lambda: all(served_when(*get(port, path)) for _ in range(10)))
+            purge = re.search(r"CDN: purge (\d+)", b_out)
+            return {
+                "end_to_end_seconds": round(time.perf_counter() - started, 2),
+                "build_seconds": round(b_seconds, 2),
+                "install_seconds": round(i_seconds, 2),
+                "bytes_shipped": int(re.search(r"objects, (\d+) bytes", i_out).group(1)),  # type: ignore[union-attr]
+                "purge_keys": int(purge.group(1)) if purge else None,
+            }
+
+        def corrected(status: int, body: bytes) -> bool:
+            return status == 200 and len(orjson.loads(body)["corrections"]) == len(notes)
+
+        def retracted(reason: str) -> Any:
+            return lambda status, body: status == 410 and reason.encode() in body
+
+        def restored(status: int, _body: bytes) -> bool:
+            return status == 200
+
+        for kind in ("correction", "retraction", "withdrawal"):
+            figures[kind] = []
+            for run in range(args.runs):
+                if kind == "correction":
+                    at = f"2030-01-0{run + 1}T00:00:00Z"  # after any generated published_at
+                    notes.append({"at": at, "text": f"Correction {run + 1}."})
+                    figures[kind].append(publish({**record, "corrections": notes}, corrected))
+                    continue
+                # Each measured run starts from the other state (set up unmeasured).
+                reason = f"Reason {kind} {run}."
+                notice = {"retracted": {"at": f"2030-02-0{run + 1}T00:00:00Z", "reason": reason}}
+                if kind == "retraction":
+                    if run:
+                        publish({**record, "corrections": notes}, restored)
+                    edited = {**record, "corrections": notes, **notice}
+                    figures[kind].append(publish(edited, retracted(reason)))
+                else:
+                    if run:
+                        publish({**record, "corrections": notes, **notice}, retracted(reason))
+                    figures[kind].append(publish({**record, "corrections": notes}, restored))
+            print(json.dumps({kind: figures[kind]}), file=sys.stderr)
+    finally:
+        os.killpg(server.pid, 15)
+        server.wait()
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
