@@ -1,8 +1,9 @@
 """Interactive API documentation at /docs: Swagger UI over /openapi.json.
 
 Swagger UI's files come from the npm package `swagger-ui-dist`, pinned in package.json and
-installed by `make serve` (`npm ci --omit=dev`) or `make install` into node_modules/; the service serves them itself,
-so the page loads nothing from another host (its Content-Security-Policy says so).
+installed into node_modules/ by `make serve` (`npm ci --omit=dev`) or `make install`; the
+service serves them itself, so the page loads nothing from another host (its
+Content-Security-Policy says so).
 """
 
 from __future__ import annotations
