@@ -10,13 +10,16 @@ Resources describe what they answer, never bytes of one encoding:
   build time by `app.compression.precompress`.
 
 `send` negotiates, sets the validators and caching headers, answers 304, or assembles the
-body with `assemble`: the one function that writes a body in an encoding.
+body with `assemble`: the one function that writes a body in an encoding. A composed page
+(not one article) given `pages` may instead go out compressed whole (app.whole_pages).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import format_datetime, parsedate_to_datetime
 
 import falcon
 
@@ -26,6 +29,7 @@ from app.compression import BR, GZIP, IDENTITY, ZSTD
 from app.errors import APIError
 from app.http_cache import CachePolicy, etag_matches
 from app.negotiation import Offer, choose
+from app.whole_pages import WHOLE_CODEC_ID, WholePages
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +114,40 @@ def encoded_etag(etag: str, encoding: str, codec: str) -> str:
     return etag if encoding == IDENTITY else f'{etag[:-1]}-{encoding}.{codec}"'
 
 
+# A composed page: zstd (pieces, or whole and cheap), gzip (its CRC-32, or ISA-L), br
+# (always compressed whole, the slowest), then identity, whose cost is bandwidth. Fixed
+# costs, so the coding a header gets never depends on what a process has cached.
+PAGE_OFFERS = [
+    Offer(ZSTD, 0, lambda: 0),
+    Offer(GZIP, 1, lambda: 0),
+    Offer(BR, 2, lambda: 0),
+    Offer(IDENTITY, 3, lambda: 0),
+]
+
+
+def whole_etag(etag: str, encoding: str) -> str:
+    """The tag of a page compressed whole: unlike its composed form's, `w` + WHOLE_CODEC_ID."""
+    return f'{etag[:-1]}-{encoding}.w{WHOLE_CODEC_ID}"'
+
+
+def http_date(moment: datetime) -> str:
+    return format_datetime(moment, usegmt=True)
+
+
+def not_modified_since(header: str | None, last_modified: datetime | None) -> bool:
+    """If-Modified-Since (RFC 9110, 13.1.3): true when the representation has not changed
+    since that date. An unparsable date is ignored, as the RFC asks."""
+    if not header or last_modified is None:
+        return False
+    try:
+        since = parsedate_to_datetime(header)
+    except (TypeError, ValueError, IndexError):
+        return False
+    if since.tzinfo is None:  # "-0000" and asctime parse naive: an HTTP-date is GMT
+        since = since.replace(tzinfo=UTC)
+    return last_modified.replace(microsecond=0) <= since
+
+
 def not_acceptable() -> APIError:
     return APIError(
         406,
@@ -128,22 +166,46 @@ def send(
     surrogate_keys: str,
     codec: str,
     media_type: str | None = None,
+    *,
+    pages: WholePages | None = None,
+    bundle_id: str = "",
+    last_modified: datetime | None = None,
 ) -> None:
     """Send `body` in the negotiated encoding with its ETag, or 304; 406 when the client
     refuses every encoding. `etag` is the quoted identity tag; `surrogate_keys` the
     space-separated keys (app.surrogate_keys) naming what the body depends on; `codec` the
     CODEC_ID the compressed bytes were made with (LanguageData.codec); `media_type` the
-    Content-Type when it is not JSON (set on the 200 only: a 304 carries none)."""
+    Content-Type when it is not JSON (set on the 200 only: a 304 carries none).
+
+    `pages` (with the current `bundle_id`) lets a composed page go out compressed whole
+    (app.whole_pages): always in br, in gzip and zstd from its second request on.
+    `last_modified` is sent as Last-Modified and answers If-Modified-Since when the request
+    has no If-None-Match (RFC 9110, 13.2.2)."""
     header = req.get_header("Accept-Encoding")
-    encoding = IDENTITY if header is None else choose(header, offers(body))
+    paged = pages is not None and isinstance(body, Composed) and body.br is None
+    repeated = False
+    if paged:
+        assert pages is not None and isinstance(body, Composed)
+        repeated = pages.repeated(bundle_id, etag)
+        offered = PAGE_OFFERS
+    else:
+        offered = offers(body)
+    encoding = IDENTITY if header is None else choose(header, offered)
     if encoding is None:
         raise not_acceptable()
-    tag = encoded_etag(etag, encoding, codec)
+    whole = paged and encoding != IDENTITY and (encoding == BR or repeated)
+    tag = whole_etag(etag, encoding) if whole else encoded_etag(etag, encoding, codec)
     resp.set_header("Vary", "Accept-Encoding")
     resp.set_header("ETag", tag)
     resp.set_header("Cache-Control", cache.header)
     resp.set_header("Surrogate-Key", surrogate_keys)
-    if etag_matches(req.get_header("If-None-Match"), tag):
+    if last_modified is not None:
+        resp.set_header("Last-Modified", http_date(last_modified))
+    if_none_match = req.get_header("If-None-Match")
+    if etag_matches(if_none_match, tag) or (
+        if_none_match is None
+        and not_modified_since(req.get_header("If-Modified-Since"), last_modified)
+    ):
         # Validators and Vary only: no representation metadata on a 304 (RFC 9110, 15.4.5).
         resp.status = falcon.HTTP_304
         return
@@ -151,7 +213,11 @@ def send(
         resp.set_header("Content-Encoding", encoding)
     if media_type is not None:
         resp.content_type = media_type
-    resp.data = assemble(body, encoding)
+    if whole:
+        assert pages is not None
+        resp.data = pages.get(bundle_id, etag, encoding, assemble(body, IDENTITY))
+    else:
+        resp.data = assemble(body, encoding)
 
 
 def send_precomputed(

@@ -24,6 +24,8 @@ from app.bundle import format as fmt
 from app.bundle.reader import Bundle
 from app.compression import CODEC_ID
 from app.config import Settings
+from app.delivery import PAGE_OFFERS
+from app.whole_pages import WHOLE_CODEC_ID
 from app.wsgi import create_app
 from tests.conftest import CACHE_CONTROL
 from tests.helpers import KO_ID, POPULATED, article_path, good, write_jsonl
@@ -55,12 +57,14 @@ def assert_codings_match(client: TestClient, path: str, query: str | None = None
         assert r.headers["vary"] == "Accept-Encoding"
         assert r.headers["cache-control"] == identity.headers["cache-control"]
         assert r.headers["surrogate-key"] == identity.headers["surrogate-key"]
-        if sent is None:
-            assert r.headers["etag"] == etag
-        else:
-            assert sent == coding
-            assert r.headers["etag"] == f'{etag[:-1]}-{coding}.{CODEC_ID}"'
-            assert int(r.headers["content-length"]) == len(r.content)
+        # Every coding everywhere (issue 21): no endpoint falls back to identity.
+        assert sent == coding, (path, query, coding)
+        # Composed from pieces, or (a page asked for before, or any br page) compressed whole.
+        assert r.headers["etag"] in (
+            f'{etag[:-1]}-{coding}.{CODEC_ID}"',
+            f'{etag[:-1]}-{coding}.w{WHOLE_CODEC_ID}"',
+        )
+        assert int(r.headers["content-length"]) == len(r.content)
 
 
 def ids_of(client: TestClient, language: str) -> list[str]:
@@ -328,8 +332,10 @@ def test_precompress_round_trips(body: bytes) -> None:
         ("*", "zstd"),
         ("*;q=0", None),
         ("*;q=0, identity;q=0.1", "identity"),
-        ("br", "identity"),
-        ("br, identity;q=0", None),
+        ("br", "br"),  # every coding for every GET (issue 21): br pages are compressed whole
+        ("br, identity;q=0", "br"),
+        ("gzip, deflate, br", "gzip"),
+        ("compress, identity;q=0", None),
         ("GZIP;Q=0.5", "gzip"),
         ("gzip;q=1.5", "identity"),
         ("gzip;q=0.0000", "identity"),
@@ -341,12 +347,7 @@ def test_precompress_round_trips(body: bytes) -> None:
     ],
 )
 def test_negotiation_table_for_a_composed_page(header: str | None, expected: str | None) -> None:
-    offers = [
-        negotiation.Offer("identity", 2, lambda: 0),
-        negotiation.Offer("zstd", 0, lambda: 10),
-        negotiation.Offer("gzip", 1, lambda: 9),
-    ]
-    assert negotiation.choose(header, offers) == expected
+    assert negotiation.choose(header, PAGE_OFFERS) == expected
 
 
 def test_tiny_precomputed_body_stays_identity_when_smaller() -> None:

@@ -14,12 +14,14 @@ import hashlib
 import itertools
 import mmap
 import os
+import re
 import stat
 import sys
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -178,6 +180,27 @@ class Run:
 
     def encoded(self, kind: str, encoding: str) -> memoryview:
         return self.segment.encoded_run(kind, encoding, self.start, self.stop)
+
+
+# The Article JSON's own `updated_at` (no other object in it has that key; string values are
+# escaped, so the pattern cannot match inside text).
+_UPDATED_AT = re.compile(rb'"updated_at":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)')
+
+
+def newest_updated(runs: Sequence[Run]) -> datetime | None:
+    """Last-Modified of a page of articles: the newest `updated_at` of its records, to the
+    second (an HTTP-date's precision); None for an empty page. One regular-expression search
+    per record (about 1 µs for an article), so a page of 100 costs about 0.1 ms."""
+    newest = b""
+    for run in runs:
+        segment = run.segment
+        for local in range(run.start, run.stop):
+            m = _UPDATED_AT.search(segment.record(local))
+            if m is not None and m[1] > newest:
+                newest = m[1]  # fixed-width UTC text: the greatest is the newest
+    if not newest:
+        return None
+    return datetime.strptime(newest.decode(), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
 
 
 class LanguageData:

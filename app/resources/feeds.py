@@ -112,6 +112,18 @@ class Sitemap(BundleResource):
         runs = data.coalesced_runs(start, min(start + per_page, data.count))
         body = Composed("sitemap", SITEMAP_HEAD, runs, SITEMAP_TAIL)
         etag = _etag("sitemap", data.content_hash, per_page, page)
-        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec, XML)
+        depends = keys.collection(language)
+        send(
+            req,
+            resp,
+            body,
+            etag,
+            self.cache,
+            depends,
+            data.codec,
+            XML,
+            pages=self.pages,
+            bundle_id=bundle.bundle_id,
+        )
 
     on_head = on_get
