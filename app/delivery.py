@@ -23,7 +23,7 @@ from email.utils import format_datetime, parsedate_to_datetime
 
 import falcon
 
-from app import compression
+from app import compression, whole_pages
 from app.bundle.reader import SEPARATORS, Run
 from app.compression import BR, GZIP, IDENTITY, ZSTD
 from app.errors import APIError
@@ -52,7 +52,15 @@ class Precomputed:
     variants: Mapping[str, bytes | memoryview]
 
 
-Body = Composed | Precomputed
+@dataclass(frozen=True, slots=True)
+class Whole:
+    """A body made at request time (the news sitemap's window): sent compressed whole,
+    kept by app.whole_pages like a repeated page."""
+
+    identity: bytes
+
+
+Body = Composed | Precomputed | Whole
 
 
 def _records(body: Composed, encoding: str) -> list[memoryview | bytes]:
@@ -69,6 +77,10 @@ def assemble(body: Body, encoding: str) -> bytes:
     """The body's bytes in `encoding` (one of `offers(body)`)."""
     if isinstance(body, Precomputed):
         return bytes(body.variants[encoding])
+    if isinstance(body, Whole):
+        if encoding == IDENTITY:
+            return body.identity
+        return whole_pages.compress(encoding, body.identity)
     if encoding == IDENTITY:
         return b"".join([body.head, *_records(body, IDENTITY), body.tail])
     if encoding == BR and body.br is not None:
@@ -96,6 +108,8 @@ def _length(data: bytes | memoryview) -> Callable[[], int]:
 
 
 def offers(body: Body) -> list[Offer]:
+    if isinstance(body, Whole):
+        return PAGE_OFFERS
     if isinstance(body, Precomputed):  # identity competes on size (tiny bodies grow)
         return [Offer(e, 0, _length(v)) for e, v in body.variants.items()]
     out = [
@@ -193,7 +207,9 @@ def send(
     encoding = IDENTITY if header is None else choose(header, offered)
     if encoding is None:
         raise not_acceptable()
-    whole = paged and encoding != IDENTITY and (encoding == BR or repeated)
+    whole = encoding != IDENTITY and (
+        isinstance(body, Whole) or (paged and (encoding == BR or repeated))
+    )
     tag = whole_etag(etag, encoding) if whole else encoded_etag(etag, encoding, codec)
     resp.set_header("Vary", "Accept-Encoding")
     resp.set_header("ETag", tag)
@@ -213,8 +229,7 @@ def send(
         resp.set_header("Content-Encoding", encoding)
     if media_type is not None:
         resp.content_type = media_type
-    if whole:
-        assert pages is not None
+    if whole and pages is not None:
         resp.data = pages.get(bundle_id, etag, encoding, assemble(body, IDENTITY))
     else:
         resp.data = assemble(body, encoding)

@@ -248,8 +248,19 @@ def sitemap_index(urls: PublicUrls, paths: Sequence[str]) -> bytes:
     return "".join(out).encode()
 
 
+# Google's sitemap-news XSD allows `zh-cn|zh-tw|([a-z]{2,3})` only: lower case, not BCP 47.
+_GOOGLE_NEWS_LANGUAGE = {"zh_cn": "zh-cn", "zh_tw": "zh-tw"}
+NEWS_TAIL = b"</urlset>\n"
+NEWS_ENTRY_END = b"</url>\n"  # each entry is one line: a window is a prefix of the lines
+
+
+def news_language(language: str) -> str:
+    """`news:language` as Google News reads it (ISO 639, `zh-cn` and `zh-tw`)."""
+    return _GOOGLE_NEWS_LANGUAGE.get(language, language)
+
+
 def news_sitemap(urls: PublicUrls, articles: Sequence[tuple[str, Mapping[str, Any]]]) -> bytes:
-    """Google News sitemap of (language, article) pairs, newest first."""
+    """Google News sitemap of (language, article) pairs, newest first, one `<url>` a line."""
     t = xml_text
     out = [
         '<?xml version="1.0" encoding="utf-8"?>\n',
@@ -260,9 +271,8 @@ def news_sitemap(urls: PublicUrls, articles: Sequence[tuple[str, Mapping[str, An
         out.append(
             f"<url><loc>{t(urls.article(language, a['id']))}</loc><news:news>"
             f"<news:publication><news:name>{t(urls.publication)}</news:name>"
-            f"<news:language>{bcp47(language)}</news:language></news:publication>"
+            f"<news:language>{news_language(language)}</news:language></news:publication>"
             f"<news:publication_date>{a['published_at']}</news:publication_date>"
             f"<news:title>{t(a['title'])}</news:title></news:news></url>\n"
         )
-    out.append("</urlset>\n")
-    return "".join(out).encode()
+    return "".join(out).encode() + NEWS_TAIL

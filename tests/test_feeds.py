@@ -20,11 +20,13 @@ import pytest
 from falcon.testing import TestClient
 
 from app.build import cli, site
+from app.resources import feeds
 from app.bundle import format as fmt
 from app.config import Settings
 from app.languages import LANGUAGES
 from app.syndication import entry_id
 from app.wsgi import create_app
+from tests.http_support import decode_body
 from tests.helpers import (
     JA_ID,
     KO_ID,
@@ -239,10 +241,11 @@ def test_sitemap_pages_split_at_the_page_size(
     assert sitemap_urls(client, "/sitemaps/de.xml") == {}  # an empty language has page 1
 
 
-def test_news_sitemap_covers_48_hours_before_the_newest_article(
+def test_news_sitemap_covers_the_48_hours_up_to_the_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     newest = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
+    monkeypatch.setattr(feeds, "clock", newest.timestamp)
 
     def at(delta: timedelta) -> str:
         return (newest - delta).isoformat()
@@ -270,7 +273,31 @@ def test_news_sitemap_covers_48_hours_before_the_newest_article(
     assert first.findtext("news:publication/news:language", namespaces=NS) == "en"
     assert first.findtext("news:title", namespaces=NS) == "Fresh & <new>"
     assert first.findtext("news:publication_date", namespaces=NS) == utc(records[0]["published_at"])
-    assert urls[2].findtext("news:news/news:publication/news:language", namespaces=NS) == "zh-TW"
+    # Google's sitemap-news XSD: `zh-cn|zh-tw|([a-z]{2,3})`, not BCP 47's zh-TW.
+    assert urls[2].findtext("news:news/news:publication/news:language", namespaces=NS) == "zh-tw"
+    manifest = (out / fmt.MANIFEST).read_bytes()
+
+    def listed(now: datetime, coding: str | None = None) -> list[str]:
+        monkeypatch.setattr(feeds, "clock", now.timestamp)
+        r = client.simulate_get("/sitemaps/news.xml", headers={"Accept-Encoding": coding or ""})
+        assert r.status_code == 200 and r.headers["content-type"] == "application/xml"
+        root = ET.fromstring(decode_body(r.headers.get("content-encoding"), r.content))
+        return [u.findtext("sm:loc", namespaces=NS) or "" for u in root.findall("sm:url", NS)]
+
+    # The window follows the clock: when publishing pauses, old articles leave the sitemap.
+    for coding in (None, "gzip", "zstd", "br"):
+        assert listed(newest + timedelta(hours=47, minutes=59), coding) == [url_of("en", "now")]
+        assert listed(newest + timedelta(hours=48, seconds=1), coding) == []
+        assert listed(newest + timedelta(seconds=1), coding) == [
+            url_of("en", "now"),
+            url_of("ja", "inside"),
+        ]
+    # A clock behind the articles: everything stored (the newest NEWS_MAX) is inside.
+    assert len(listed(newest - timedelta(days=30))) == 4
+    assert (out / fmt.MANIFEST).read_bytes() == manifest  # the bundle holds no clock
+    cli.build(src, out, jobs=1, full=True)
+    assert (out / fmt.MANIFEST).read_bytes() == manifest
+    monkeypatch.setattr(feeds, "clock", newest.timestamp)
     # At most NEWS_MAX entries (1,000; lowered here), the newest.
     monkeypatch.setattr(site, "NEWS_MAX", 2)
     cli.build(src, out, jobs=1, full=True)
@@ -286,7 +313,8 @@ HOSTILE = (
 )
 
 
-def test_hostile_text_never_breaks_xml(tmp_path: Path) -> None:
+def test_hostile_text_never_breaks_xml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(feeds, "clock", lambda: 0.0)  # every stored news entry in the window
     records = []
     for n, language in enumerate(LANGUAGES):
         for i in range(3):
