@@ -27,7 +27,7 @@ FEED_ENTRIES = 50
 # key is unchanged, so bump this whenever a feed renderer's output changes. (Sitemap <url>
 # fragments live in segments, which are reused as they are: a change to `sitemap_url` needs
 # a new bundle FORMAT_VERSION, which makes the next build start from scratch.)
-RENDER_VERSION = 1
+RENDER_VERSION = 2  # 2: RSS text escaped per the RSS Best Practices Profile; CR normalised
 # Entry and feed ids: a tag URI (RFC 4151) of the language and the article id, so an entry
 # keeps its id whatever the public URLs become.
 TAG_PREFIX = "tag:news-article-api,2026:"
@@ -42,11 +42,37 @@ SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
+# RSS Best Practices Profile ("Encoding & and < in plain text"): hexadecimal references, which
+# readers that guess whether RSS text is HTML read as text.
+_RSS_PLAIN = str.maketrans({"&": "&#x26;", "<": "&#x3C;", ">": "&#x3E;"})
+_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def newlines(value: str) -> str:
+    """CR LF and CR as LF: what an XML parser makes of a raw CR, so every feed format,
+    JSON Feed included, carries the same lines."""
+    return value.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def plain(value: str) -> str:
+    """Text as the XML documents carry it: characters XML 1.0 forbids dropped, newlines LF."""
+    return newlines(_NOT_XML.sub("", value))
 
 
 def xml_text(value: str) -> str:
     """`value` as XML character data or attribute value: forbidden characters dropped."""
-    return _NOT_XML.sub("", value).translate(_ESCAPES)
+    return plain(value).translate(_ESCAPES)
+
+
+def rss_plain(value: str) -> str:
+    """Plain text in an RSS element that readers may take for HTML (title, category)."""
+    return plain(value).translate(_RSS_PLAIN)
+
+
+def rss_html(value: str) -> str:
+    """Plain text in an RSS `description`, which holds HTML: escaped as HTML, then as XML, so a
+    reader shows `<script>` as text (RSS Best Practices Profile, "description")."""
+    return plain(value).translate(_HTML).translate(_ESCAPES)
 
 
 def entry_id(language: str, article_id: str) -> str:
@@ -154,21 +180,21 @@ def _rss(
     out = [
         '<?xml version="1.0" encoding="utf-8"?>\n',
         '<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">\n<channel>\n',
-        f"<title>{t(_title(urls, language, category))}</title>\n",
+        f"<title>{rss_plain(_title(urls, language, category))}</title>\n",
         f"<link>{t(urls.site(f'/api/v1/{language}/articles'))}</link>\n",
-        f"<description>{t(_title(urls, language, category))}</description>\n",
+        f"<description>{rss_html(_title(urls, language, category))}</description>\n",
         f"<language>{bcp47(language)}</language>\n",
         f"<lastBuildDate>{_rfc822(updated)}</lastBuildDate>\n",
         f'<atom:link rel="self" type="application/rss+xml" href="{t(self_url)}"/>\n',
     ]
     for a in articles:
         out.append("<item>\n")
-        out.append(f"<title>{t(a['title'])}</title>\n")
+        out.append(f"<title>{rss_plain(a['title'])}</title>\n")
         out.append(f"<link>{t(urls.article(language, a['id']))}</link>\n")
-        out.append(f"<description>{t(a['summary'])}</description>\n")
+        out.append(f"<description>{rss_html(a['summary'])}</description>\n")
         out.append(f'<guid isPermaLink="false">{t(entry_id(language, a["id"]))}</guid>\n')
         out.append(f"<pubDate>{_rfc822(a['published_at'])}</pubDate>\n")
-        out.append(f"<category>{t(a['category'])}</category>\n")
+        out.append(f"<category>{rss_plain(a['category'])}</category>\n")
         out.append("</item>\n")
     out.append("</channel>\n</rss>\n")
     return "".join(out).encode()
@@ -182,16 +208,16 @@ def _json_feed(
         item: dict[str, Any] = {
             "id": entry_id(language, a["id"]),
             "url": urls.article(language, a["id"]),
-            "title": a["title"],
-            "summary": a["summary"],
-            "content_text": a["content"],
+            "title": newlines(a["title"]),
+            "summary": newlines(a["summary"]),
+            "content_text": newlines(a["content"]),
             "date_published": a["published_at"],
             "date_modified": a["updated_at"],
-            "tags": [a["category"], *a.get("tags", [])],
+            "tags": [newlines(tag) for tag in (a["category"], *a.get("tags", []))],
             "language": bcp47(language),
         }
         if a.get("author"):
-            item["authors"] = [{"name": a["author"]}]
+            item["authors"] = [{"name": newlines(a["author"])}]
         if _is_web_url(a.get("image_url")):
             item["image"] = a["image_url"]
         items.append(item)

@@ -7,7 +7,9 @@ feedparser, which must not flag them (bozo); JSON Feeds are validated against th
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,13 +22,12 @@ import pytest
 from falcon.testing import TestClient
 
 from app.build import cli, site
-from app.resources import feeds
 from app.bundle import format as fmt
 from app.config import Settings
 from app.languages import LANGUAGES
+from app.resources import feeds
 from app.syndication import entry_id
 from app.wsgi import create_app
-from tests.http_support import decode_body
 from tests.helpers import (
     JA_ID,
     KO_ID,
@@ -36,6 +37,7 @@ from tests.helpers import (
     utc,
     write_jsonl,
 )
+from tests.http_support import decode_body
 
 BASE = "http://127.0.0.1:8000"
 NS = {
@@ -456,3 +458,65 @@ def test_public_urls_are_baked_in_by_the_builder(
     }
     assert index_locs(client)[0] == "https://news.example/sitemaps/ko.xml"
     assert cli.build_report(src, out, jobs=1).incremental  # same settings: incremental again
+
+
+# -- RSS text (RSS Best Practices Profile) ------------------------------------------------------
+
+TRICKY = [
+    "<script>alert(1)</script> kept",
+    "AT&T & <b>bold</b> 5 < 6 > 4",
+    "&amp; is literal, &#x3C; too",
+    "lines\r\nwith CR LF\rand CR",
+    "plain",
+]
+
+
+def _as_text(value: str, detail: Any) -> str:
+    """What a reader shows: HTML content unescaped, plain text as it is."""
+    return html.unescape(value) if detail.type == "text/html" else value
+
+
+def test_rss_text_reaches_readers_as_text_and_cr_is_normalised(tmp_path: Path) -> None:
+    records = [
+        good(
+            f"t{i}",
+            title=text,
+            summary=f"{text} summary",
+            category=f"c{i} {text}",
+            published_at=f"2026-05-0{i + 1}T00:00:00Z",
+        )
+        for i, text in enumerate(TRICKY)
+    ]
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_jsonl(src / "a.jsonl", records)
+    cli.build(src, out, jobs=1)
+    client = client_for(out, tmp_path)
+    expected = {r["id"]: r for r in records}
+    for kind in ("rss", "atom", "json"):
+        raw = fetch(client, f"/api/v1/en/feed.{kind}").content
+        assert b"\r" not in raw, kind  # no raw CR, and none escaped in JSON either
+        assert b"\\r" not in raw, kind
+    raw = fetch(client, "/api/v1/en/feed.rss").content
+    assert b"<script" not in raw and b"&lt;script" not in raw  # hex references or HTML-escaped
+    parsed = feedparser.parse(raw)
+    assert not parsed.bozo
+    items = ET.fromstring(raw).findall("channel/item")
+    for entry, item in zip(parsed.entries, items, strict=True):
+        article = expected[entry.id.rsplit("/", 1)[1]]
+        title, summary, category = (
+            article[k].replace("\r\n", "\n").replace("\r", "\n")
+            for k in ("title", "summary", "category")
+        )
+        # The profile's plain text: the XML text is the title; the description is HTML.
+        assert item.findtext("title") == title
+        assert item.findtext("category") == category
+        assert html.unescape(item.findtext("description") or "") == summary
+        assert _as_text(entry.summary, entry.summary_detail) == summary
+        # feedparser guesses whether a title is HTML; text without entity-like runs stays text.
+        if not re.search(r"&#?\w+;", title):
+            assert _as_text(entry.title, entry.title_detail) == title
+    # Every parser reads the same text in Atom and JSON Feed.
+    atom = feedparser.parse(fetch(client, "/api/v1/en/feed.atom").content)
+    items = json.loads(fetch(client, "/api/v1/en/feed.json").content)["items"]
+    assert [e.title for e in atom.entries] == [i["title"] for i in items]
+    assert all("\n" in i["title"] for i in items if i["id"].endswith("t3"))
