@@ -277,6 +277,9 @@ def sitemap_index(urls: PublicUrls, paths: Sequence[str]) -> bytes:
 # Google's sitemap-news XSD allows `zh-cn|zh-tw|([a-z]{2,3})` only: lower case, not BCP 47.
 _GOOGLE_NEWS_LANGUAGE = {"zh_cn": "zh-cn", "zh_tw": "zh-tw"}
 NEWS_TAIL = b"</urlset>\n"
+# Google News lists articles published in the last two days: up to the request, cut by the
+# server (app/resources/feeds.py) from what the builder stored (app/build/site.py).
+NEWS_WINDOW_MICROS = 48 * 3600 * 1_000_000
 NEWS_ENTRY_END = b"</url>\n"  # each entry is one line: a window is a prefix of the lines
 
 

@@ -2,10 +2,11 @@
 
 Both are rebuilt by every publish from the generations just built. The news sitemap's
 window (48 hours up to the request) is cut by the server, so the bundle holds no clock: the
-same sources always give the same bytes. The builder stores the newest 1,000 articles of all
-languages (newest first, then language order, then id), one `<url>` a line, and in the
-manifest each entry's published_at and where its line ends (`site.news`): the server sends
-the lines inside the window (app/resources/feeds.py).
+same sources always give the same bytes. The builder stores the articles published in the
+48 hours up to the newest one (every window of a clock at or after it lies inside), at most
+1,000 (newest first, then language order, then id), one `<url>` a line, and in the manifest
+each entry's published_at and where its line ends (`site.news`): the server sends the lines
+inside the window (app/resources/feeds.py). A publish ships no more than before.
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ from app.bundle.objects import ObjectEntry, ObjectStore
 from app.compression import CODEC_ID, precompress
 from app.languages import LANGUAGES
 from app.public_urls import PublicUrls
-from app.syndication import NEWS_ENTRY_END, news_sitemap, sitemap_index, sitemap_page_path
+from app.syndication import (
+    NEWS_ENTRY_END,
+    NEWS_WINDOW_MICROS,
+    news_sitemap,
+    sitemap_index,
+    sitemap_page_path,
+)
 
 NEWS_MAX = 1000
 
@@ -63,7 +70,10 @@ def build_site(
     chosen = []
     published: list[int] = []
     candidates.sort()
+    newest = -candidates[0][0] if candidates else 0
     for minus_published, li, _, n, local in candidates[:NEWS_MAX]:
+        if newest + minus_published > NEWS_WINDOW_MICROS:
+            break  # older than any window of a clock at or after the newest article
         language = LANGUAGES[li]
         chosen.append((language, orjson.loads(readers[language][n].article(local))))
         published.append(-minus_published)

@@ -29,11 +29,16 @@ from app.languages import LANGUAGE_SET
 from app.models import FeedQuery
 from app.public_urls import PublicUrls
 from app.resources.articles import BundleResource
-from app.syndication import MEDIA_TYPES, NEWS_TAIL, SITEMAP_HEAD, SITEMAP_TAIL, render_feed
+from app.syndication import (
+    MEDIA_TYPES,
+    NEWS_TAIL,
+    NEWS_WINDOW_MICROS,
+    SITEMAP_HEAD,
+    SITEMAP_TAIL,
+    render_feed,
+)
 
 XML = "application/xml"
-# Google News lists articles published in the last two days: up to now, at request time.
-NEWS_WINDOW_MICROS = 48 * 3600 * 1_000_000
 clock = time.time  # the news sitemap's "now" (tests set it)
 _PAGE_NAME = re.compile(r"([a-z_]+)(?:-([1-9][0-9]{0,8}))?")
 
