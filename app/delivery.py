@@ -107,6 +107,17 @@ def _length(data: bytes | memoryview) -> Callable[[], int]:
     return lambda: len(data)
 
 
+# A composed page: zstd (pieces, or whole and cheap), gzip (its CRC-32, or zlib 4), br
+# (always compressed whole, the slowest), then identity, whose cost is bandwidth. Fixed
+# costs, so the coding a header gets never depends on what a process has cached.
+PAGE_OFFERS = [
+    Offer(ZSTD, 0, lambda: 0),
+    Offer(GZIP, 1, lambda: 0),
+    Offer(BR, 2, lambda: 0),
+    Offer(IDENTITY, 3, lambda: 0),
+]
+
+
 def offers(body: Body) -> list[Offer]:
     if isinstance(body, Whole):
         return PAGE_OFFERS
@@ -126,17 +137,6 @@ def encoded_etag(etag: str, encoding: str, codec: str) -> str:
     """Each encoding's own strong tag: identity keeps the tag it always had; the others name
     the coding and the codec that made the bytes (app.compression.CODEC_ID)."""
     return etag if encoding == IDENTITY else f'{etag[:-1]}-{encoding}.{codec}"'
-
-
-# A composed page: zstd (pieces, or whole and cheap), gzip (its CRC-32, or ISA-L), br
-# (always compressed whole, the slowest), then identity, whose cost is bandwidth. Fixed
-# costs, so the coding a header gets never depends on what a process has cached.
-PAGE_OFFERS = [
-    Offer(ZSTD, 0, lambda: 0),
-    Offer(GZIP, 1, lambda: 0),
-    Offer(BR, 2, lambda: 0),
-    Offer(IDENTITY, 3, lambda: 0),
-]
 
 
 def whole_etag(etag: str, encoding: str) -> str:
