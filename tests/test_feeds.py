@@ -18,11 +18,15 @@ from urllib.parse import quote
 
 import feedparser
 import jsonschema_rs
+import numpy as np
 import pytest
 from falcon.testing import TestClient
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.build import cli, site
 from app.bundle import format as fmt
+from app.bundle.reader import SiteData
 from app.config import Settings
 from app.languages import LANGUAGES
 from app.resources import feeds
@@ -520,3 +524,13 @@ def test_rss_text_reaches_readers_as_text_and_cr_is_normalised(tmp_path: Path) -
     items = json.loads(fetch(client, "/api/v1/en/feed.json").content)["items"]
     assert [e.title for e in atom.entries] == [i["title"] for i in items]
     assert all("\n" in i["title"] for i in items if i["id"].endswith("t3"))
+
+
+@given(
+    published=st.lists(st.integers(0, 10**12), max_size=60),
+    since=st.integers(-1, 10**12 + 1),
+)
+def test_news_window_counts_entries_at_or_after_the_cut(published: list[int], since: int) -> None:
+    descending = sorted(published, reverse=True)
+    site = SiteData(({}, '""'), ({}, '""'), "c", 1, {}, np.asarray(descending, np.int64), [], 0)
+    assert site.news_window(since) == sum(1 for p in descending if p >= since)
