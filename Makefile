@@ -70,8 +70,9 @@ else
 endif
 
 # -- Production topology on this machine (docs/operations.md) ------------------------------
-# nginx on 127.0.0.1:8080 in front of INSTANCES gunicorn instances sharing PostgreSQL at
-# 127.0.0.1:5432; runtime state, logs and bundles under .cluster/ (cluster/runtime.py).
+# The edge (Varnish, 127.0.0.1:8088; cluster/edge.py) in front of nginx on 127.0.0.1:8080 in
+# front of INSTANCES gunicorn instances sharing PostgreSQL at 127.0.0.1:5432; runtime state,
+# logs and bundles under .cluster/ (cluster/runtime.py).
 INSTANCES ?= 3
 CLUSTER := $(BIN)/python -m cluster
 
@@ -81,7 +82,7 @@ cluster: install
 cluster-stop: install
 	$(CLUSTER) stop
 
-# Build SRC once and roll it out one instance at a time.
+# Build SRC once, roll it out one instance at a time, then purge the edge's changed keys.
 cluster-publish: install
 	@test -n "$(SRC)" || { echo "usage: make cluster-publish SRC=DIR" >&2; exit 2; }
 	$(CLUSTER) publish --src $(SRC)

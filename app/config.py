@@ -36,6 +36,8 @@ class Settings:
     bundle_check_interval: float = 1.0
     # Most PostgreSQL connections one worker holds (docs/operations.md has the budget).
     pg_pool_size: int = 4
+    # Bytes of whole-page compressed bodies one worker keeps (app.whole_pages); 0: none kept.
+    whole_page_cache_bytes: int = 32 << 20
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -68,6 +70,11 @@ class Settings:
             trust_unix_peers=UNIX_PEERS in _items(env.get("NEWS_TRUSTED_PROXIES", "")),
             bundle_check_interval=_parse_interval(env.get("NEWS_BUNDLE_CHECK_INTERVAL")),
             pg_pool_size=_parse_pool_size(env.get("NEWS_PG_POOL_SIZE"), defaults.pg_pool_size),
+            whole_page_cache_bytes=_parse_int(
+                "NEWS_WHOLE_PAGE_CACHE_BYTES",
+                env.get("NEWS_WHOLE_PAGE_CACHE_BYTES"),
+                defaults.whole_page_cache_bytes,
+            ),
         )
 
 

@@ -10,22 +10,26 @@ Resources describe what they answer, never bytes of one encoding:
   build time by `app.compression.precompress`.
 
 `send` negotiates, sets the validators and caching headers, answers 304, or assembles the
-body with `assemble`: the one function that writes a body in an encoding.
+body with `assemble`: the one function that writes a body in an encoding. A composed page
+(not one article) given `pages` may instead go out compressed whole (app.whole_pages).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import format_datetime, parsedate_to_datetime
 
 import falcon
 
-from app import compression
+from app import compression, whole_pages
 from app.bundle.reader import SEPARATORS, Run
 from app.compression import BR, GZIP, IDENTITY, ZSTD
 from app.errors import APIError
 from app.http_cache import CachePolicy, etag_matches
 from app.negotiation import Offer, choose
+from app.whole_pages import WHOLE_CODEC_ID, WholePages
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +52,15 @@ class Precomputed:
     variants: Mapping[str, bytes | memoryview]
 
 
-Body = Composed | Precomputed
+@dataclass(frozen=True, slots=True)
+class Whole:
+    """A body made at request time (the news sitemap's window): sent compressed whole,
+    kept by app.whole_pages like a repeated page."""
+
+    identity: bytes
+
+
+Body = Composed | Precomputed | Whole
 
 
 def _records(body: Composed, encoding: str) -> list[memoryview | bytes]:
@@ -65,6 +77,10 @@ def assemble(body: Body, encoding: str) -> bytes:
     """The body's bytes in `encoding` (one of `offers(body)`)."""
     if isinstance(body, Precomputed):
         return bytes(body.variants[encoding])
+    if isinstance(body, Whole):
+        if encoding == IDENTITY:
+            return body.identity
+        return whole_pages.compress(encoding, body.identity)
     if encoding == IDENTITY:
         return b"".join([body.head, *_records(body, IDENTITY), body.tail])
     if encoding == BR and body.br is not None:
@@ -91,7 +107,20 @@ def _length(data: bytes | memoryview) -> Callable[[], int]:
     return lambda: len(data)
 
 
+# A composed page: zstd (pieces, or whole and cheap), gzip (its CRC-32, or zlib 4), br
+# (always compressed whole, the slowest), then identity, whose cost is bandwidth. Fixed
+# costs, so the coding a header gets never depends on what a process has cached.
+PAGE_OFFERS = [
+    Offer(ZSTD, 0, lambda: 0),
+    Offer(GZIP, 1, lambda: 0),
+    Offer(BR, 2, lambda: 0),
+    Offer(IDENTITY, 3, lambda: 0),
+]
+
+
 def offers(body: Body) -> list[Offer]:
+    if isinstance(body, Whole):
+        return PAGE_OFFERS
     if isinstance(body, Precomputed):  # identity competes on size (tiny bodies grow)
         return [Offer(e, 0, _length(v)) for e, v in body.variants.items()]
     out = [
@@ -108,6 +137,29 @@ def encoded_etag(etag: str, encoding: str, codec: str) -> str:
     """Each encoding's own strong tag: identity keeps the tag it always had; the others name
     the coding and the codec that made the bytes (app.compression.CODEC_ID)."""
     return etag if encoding == IDENTITY else f'{etag[:-1]}-{encoding}.{codec}"'
+
+
+def whole_etag(etag: str, encoding: str) -> str:
+    """The tag of a page compressed whole: unlike its composed form's, `w` + WHOLE_CODEC_ID."""
+    return f'{etag[:-1]}-{encoding}.w{WHOLE_CODEC_ID}"'
+
+
+def http_date(moment: datetime) -> str:
+    return format_datetime(moment, usegmt=True)
+
+
+def not_modified_since(header: str | None, last_modified: datetime | None) -> bool:
+    """If-Modified-Since (RFC 9110, 13.1.3): true when the representation has not changed
+    since that date. An unparsable date is ignored, as the RFC asks."""
+    if not header or last_modified is None:
+        return False
+    try:
+        since = parsedate_to_datetime(header)
+    except (TypeError, ValueError, IndexError):
+        return False
+    if since.tzinfo is None:  # "-0000" and asctime parse naive: an HTTP-date is GMT
+        since = since.replace(tzinfo=UTC)
+    return last_modified.replace(microsecond=0) <= since
 
 
 def not_acceptable() -> APIError:
@@ -129,6 +181,10 @@ def send(
     codec: str,
     media_type: str | None = None,
     status: int = 200,
+    *,
+    pages: WholePages | None = None,
+    bundle_id: str = "",
+    last_modified: datetime | None = None,
 ) -> None:
     """Send `body` in the negotiated encoding with its ETag, or 304; 406 when the client
     refuses every encoding. With another `status` than 200 (a retracted article's 410)
@@ -136,19 +192,41 @@ def send(
     `etag` is the quoted identity tag; `surrogate_keys` the space-separated keys
     (app.surrogate_keys) naming what the body depends on; `codec` the
     CODEC_ID the compressed bytes were made with (LanguageData.codec); `media_type` the
-    Content-Type when it is not JSON (set on the 200 only: a 304 carries none)."""
+    Content-Type when it is not JSON (set on the 200 only: a 304 carries none).
+
+    `pages` (with the current `bundle_id`) lets a composed page go out compressed whole
+    (app.whole_pages): always in br, in gzip and zstd from its second request on.
+    `last_modified` is sent as Last-Modified and answers If-Modified-Since when the request
+    has no If-None-Match (RFC 9110, 13.2.2)."""
     header = req.get_header("Accept-Encoding")
-    encoding = IDENTITY if header is None else choose(header, offers(body))
+    paged = pages is not None and isinstance(body, Composed) and body.br is None
+    repeated = False
+    if paged:
+        assert pages is not None and isinstance(body, Composed)
+        repeated = pages.repeated(bundle_id, etag)
+        offered = PAGE_OFFERS
+    else:
+        offered = offers(body)
+    encoding = IDENTITY if header is None else choose(header, offered)
     if encoding is None:
         raise not_acceptable()
-    tag = encoded_etag(etag, encoding, codec)
+    whole = encoding != IDENTITY and (
+        isinstance(body, Whole) or (paged and (encoding == BR or repeated))
+    )
+    tag = whole_etag(etag, encoding) if whole else encoded_etag(etag, encoding, codec)
     resp.set_header("Vary", "Accept-Encoding")
     resp.set_header("ETag", tag)
     resp.set_header("Cache-Control", cache.header)
     resp.set_header("Surrogate-Key", surrogate_keys)
+    if last_modified is not None:
+        resp.set_header("Last-Modified", http_date(last_modified))
+    if_none_match = req.get_header("If-None-Match")
     if status != 200:
         resp.status = status
-    elif etag_matches(req.get_header("If-None-Match"), tag):
+    elif etag_matches(if_none_match, tag) or (
+        if_none_match is None
+        and not_modified_since(req.get_header("If-Modified-Since"), last_modified)
+    ):
         # Validators and Vary only: no representation metadata on a 304 (RFC 9110, 15.4.5).
         resp.status = falcon.HTTP_304
         return
@@ -156,7 +234,10 @@ def send(
         resp.set_header("Content-Encoding", encoding)
     if media_type is not None:
         resp.content_type = media_type
-    resp.data = assemble(body, encoding)
+    if whole and pages is not None:
+        resp.data = pages.get(bundle_id, etag, encoding, assemble(body, IDENTITY))
+    else:
+        resp.data = assemble(body, encoding)
 
 
 def send_precomputed(

@@ -89,14 +89,25 @@ IF_NONE_MATCH = {
     "example": '"3f2a9c-1a2b3c4d"',
 }
 
+IF_MODIFIED_SINCE = {
+    "name": "If-Modified-Since",
+    "in": "header",
+    "required": False,
+    "description": "An HTTP-date: when the answer's Last-Modified is not after it, and the"
+    " request has no If-None-Match, the answer is 304 with no body (RFC 9110, 13.1.3). A"
+    " date that does not parse is ignored.",
+    "schema": {"type": "string"},
+    "example": "Fri, 20 Nov 2026 08:30:00 GMT",
+}
+
 ACCEPT_ENCODING = {
     "name": "Accept-Encoding",
     "in": "header",
     "required": False,
     "description": "Content codings the client reads (RFC 9110, 12.5.3): `gzip`, `br`, `zstd`"
-    " with q-values, `*` and `identity;q=0`. Article pages and sitemap pages come"
-    " precompressed in gzip and zstd; one article, categories, feeds, the sitemap index and"
-    " the news sitemap also in br. Without the header the body is identity;"
+    " with q-values, `*` and `identity;q=0`. Every answer comes in all three; a page asked"
+    " for again (lists, latest, search, sitemap pages) is compressed whole, under a tag of"
+    " its own. Without the header the body is identity;"
     " 406 only when identity is refused and no offered coding is acceptable.",
     "schema": {"type": "string"},
     "example": "gzip, br",
@@ -105,6 +116,11 @@ ACCEPT_ENCODING = {
 _STRING = {"schema": {"type": "string"}}
 RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
     "ETag": {"description": "Entity tag for If-None-Match.", **_STRING},
+    "Last-Modified": {
+        "description": "HTTP-date of the newest `updated_at` among the answer's articles"
+        " (absent on an empty page), for If-Modified-Since.",
+        **_STRING,
+    },
     "Cache-Control": {
         "description": "`public, max-age=N, stale-while-revalidate=S, stale-if-error=E`"
         " (NEWS_CACHE_MAX_AGE, NEWS_CACHE_STALE_WHILE_REVALIDATE, NEWS_CACHE_STALE_IF_ERROR).",
@@ -261,9 +277,13 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
         success["links"] = op.links
     responses: dict[str, Any] = {str(op.status): success}
     if cacheable:
+        validators = ("ETag", "Vary")
+        if "Last-Modified" in op.response_headers:
+            validators += ("Last-Modified",)
         responses["304"] = {
-            "description": "Not modified: If-None-Match matched.",
-            "headers": {name: RESPONSE_HEADERS[name] for name in ("ETag", "Vary")},
+            "description": "Not modified: If-None-Match matched"
+            + (" (or If-Modified-Since)." if "Last-Modified" in validators else "."),
+            "headers": {name: RESPONSE_HEADERS[name] for name in validators},
         }
     for status, description in _errors(route, op).items():
         model = m.ValidationError if status == 422 else m.Error
@@ -302,6 +322,8 @@ def _operation(route: Route, op: Operation, components: dict[str, Any]) -> dict[
         parameters += _model_parameters(op.headers, "header", components)
     if route.cache == "public":
         parameters += [IF_NONE_MATCH, ACCEPT_ENCODING]
+    if "Last-Modified" in op.response_headers:
+        parameters.append(IF_MODIFIED_SINCE)
     summary, description, _ = TEXTS[op.operation_id]
     document: dict[str, Any] = {
         "operationId": op.operation_id,

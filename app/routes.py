@@ -277,7 +277,7 @@ ROUTES: tuple[Route, ...] = (
                 "listArticles",
                 m.ArticleList,
                 query=m.ArticleListQuery,
-                response_headers=("Link",),
+                response_headers=("Link", "Last-Modified"),
                 links=_article_links("$response.body#/items/0/id"),
             ),
         ),
@@ -292,6 +292,7 @@ ROUTES: tuple[Route, ...] = (
                 "latestArticles",
                 _ARRAY_OF_SUMMARIES,
                 query=m.LatestQuery,
+                response_headers=("Last-Modified",),
                 # Never empty while the language has an article (unlike a filtered list):
                 # the dependable start of the article -> comments flow.
                 links=_article_links("$response.body#/0/id"),
@@ -308,7 +309,7 @@ ROUTES: tuple[Route, ...] = (
                 "searchArticles",
                 m.SearchResults,
                 query=m.SearchQuery,
-                response_headers=("Link",),
+                response_headers=("Link", "Last-Modified"),
             ),
         ),
         cache="public",
@@ -317,7 +318,14 @@ ROUTES: tuple[Route, ...] = (
         f"{API}/articles/{{article_id}}",
         "article",
         "articles",
-        (Operation("getArticle", m.Article, links=_article_links("$response.body#/id")),),
+        (
+            Operation(
+                "getArticle",
+                m.Article,
+                response_headers=("Last-Modified",),
+                links=_article_links("$response.body#/id"),
+            ),
+        ),
         cache="public",
     ),
     Route(

@@ -27,7 +27,9 @@ FEED_ENTRIES = 50
 # key is unchanged, so bump this whenever a feed renderer's output changes. (Sitemap <url>
 # fragments live in segments, which are reused as they are: a change to `sitemap_url` needs
 # a new bundle FORMAT_VERSION, which makes the next build start from scratch.)
-RENDER_VERSION = 2  # 2: the provenance disclosure (docs/api.md §11)
+# 2: the provenance disclosure (docs/api.md §11); 3: RSS text escaped per the RSS Best
+# Practices Profile, CR normalised.
+RENDER_VERSION = 3
 # The IPTC Digital Source Type vocabulary: the scheme (Atom) or domain (RSS) of the category
 # that discloses how an entry was made.
 SOURCE_TYPE_SCHEME = "http://cv.iptc.org/newscodes/digitalsourcetype/"
@@ -45,11 +47,37 @@ SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
+# RSS Best Practices Profile ("Encoding & and < in plain text"): hexadecimal references, which
+# readers that guess whether RSS text is HTML read as text.
+_RSS_PLAIN = str.maketrans({"&": "&#x26;", "<": "&#x3C;", ">": "&#x3E;"})
+_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def newlines(value: str) -> str:
+    """CR LF and CR as LF: what an XML parser makes of a raw CR, so every feed format,
+    JSON Feed included, carries the same lines."""
+    return value.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def plain(value: str) -> str:
+    """Text as the XML documents carry it: characters XML 1.0 forbids dropped, newlines LF."""
+    return newlines(_NOT_XML.sub("", value))
 
 
 def xml_text(value: str) -> str:
     """`value` as XML character data or attribute value: forbidden characters dropped."""
-    return _NOT_XML.sub("", value).translate(_ESCAPES)
+    return plain(value).translate(_ESCAPES)
+
+
+def rss_plain(value: str) -> str:
+    """Plain text in an RSS element that readers may take for HTML (title, category)."""
+    return plain(value).translate(_RSS_PLAIN)
+
+
+def rss_html(value: str) -> str:
+    """Plain text in an RSS `description`, which holds HTML: escaped as HTML, then as XML, so a
+    reader shows `<script>` as text (RSS Best Practices Profile, "description")."""
+    return plain(value).translate(_HTML).translate(_ESCAPES)
 
 
 def entry_id(language: str, article_id: str) -> str:
@@ -159,21 +187,21 @@ def _rss(
     out = [
         '<?xml version="1.0" encoding="utf-8"?>\n',
         '<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">\n<channel>\n',
-        f"<title>{t(_title(urls, language, category))}</title>\n",
+        f"<title>{rss_plain(_title(urls, language, category))}</title>\n",
         f"<link>{t(urls.site(f'/api/v1/{language}/articles'))}</link>\n",
-        f"<description>{t(_title(urls, language, category))}</description>\n",
+        f"<description>{rss_html(_title(urls, language, category))}</description>\n",
         f"<language>{bcp47(language)}</language>\n",
         f"<lastBuildDate>{_rfc822(updated)}</lastBuildDate>\n",
         f'<atom:link rel="self" type="application/rss+xml" href="{t(self_url)}"/>\n',
     ]
     for a in articles:
         out.append("<item>\n")
-        out.append(f"<title>{t(a['title'])}</title>\n")
+        out.append(f"<title>{rss_plain(a['title'])}</title>\n")
         out.append(f"<link>{t(urls.article(language, a['id']))}</link>\n")
-        out.append(f"<description>{t(a['summary'])}</description>\n")
+        out.append(f"<description>{rss_html(a['summary'])}</description>\n")
         out.append(f'<guid isPermaLink="false">{t(entry_id(language, a["id"]))}</guid>\n')
         out.append(f"<pubDate>{_rfc822(a['published_at'])}</pubDate>\n")
-        out.append(f"<category>{t(a['category'])}</category>\n")
+        out.append(f"<category>{rss_plain(a['category'])}</category>\n")
         source_type = t(a["provenance"]["source_type"])
         out.append(f'<category domain="{SOURCE_TYPE_SCHEME}">{source_type}</category>\n')
         out.append("</item>\n")
@@ -189,12 +217,12 @@ def _json_feed(
         item: dict[str, Any] = {
             "id": entry_id(language, a["id"]),
             "url": urls.article(language, a["id"]),
-            "title": a["title"],
-            "summary": a["summary"],
-            "content_text": a["content"],
+            "title": newlines(a["title"]),
+            "summary": newlines(a["summary"]),
+            "content_text": newlines(a["content"]),
             "date_published": a["published_at"],
             "date_modified": a["updated_at"],
-            "tags": [a["category"], *a.get("tags", [])],
+            "tags": [newlines(tag) for tag in (a["category"], *a.get("tags", []))],
             "language": bcp47(language),
             "_provenance": {
                 "source_type": a["provenance"]["source_type"],
@@ -202,7 +230,7 @@ def _json_feed(
             },
         }
         if a.get("author"):
-            item["authors"] = [{"name": a["author"]}]
+            item["authors"] = [{"name": newlines(a["author"])}]
         if _is_web_url(a.get("image_url")):
             item["image"] = a["image_url"]
         items.append(item)
@@ -259,8 +287,22 @@ def sitemap_index(urls: PublicUrls, paths: Sequence[str]) -> bytes:
     return "".join(out).encode()
 
 
+# Google's sitemap-news XSD allows `zh-cn|zh-tw|([a-z]{2,3})` only: lower case, not BCP 47.
+_GOOGLE_NEWS_LANGUAGE = {"zh_cn": "zh-cn", "zh_tw": "zh-tw"}
+NEWS_TAIL = b"</urlset>\n"
+# Google News lists articles published in the last two days: up to the request, cut by the
+# server (app/resources/feeds.py) from what the builder stored (app/build/site.py).
+NEWS_WINDOW_MICROS = 48 * 3600 * 1_000_000
+NEWS_ENTRY_END = b"</url>\n"  # each entry is one line: a window is a prefix of the lines
+
+
+def news_language(language: str) -> str:
+    """`news:language` as Google News reads it (ISO 639, `zh-cn` and `zh-tw`)."""
+    return _GOOGLE_NEWS_LANGUAGE.get(language, language)
+
+
 def news_sitemap(urls: PublicUrls, articles: Sequence[tuple[str, Mapping[str, Any]]]) -> bytes:
-    """Google News sitemap of (language, article) pairs, newest first."""
+    """Google News sitemap of (language, article) pairs, newest first, one `<url>` a line."""
     t = xml_text
     out = [
         '<?xml version="1.0" encoding="utf-8"?>\n',
@@ -271,9 +313,8 @@ def news_sitemap(urls: PublicUrls, articles: Sequence[tuple[str, Mapping[str, An
         out.append(
             f"<url><loc>{t(urls.article(language, a['id']))}</loc><news:news>"
             f"<news:publication><news:name>{t(urls.publication)}</news:name>"
-            f"<news:language>{bcp47(language)}</news:language></news:publication>"
+            f"<news:language>{news_language(language)}</news:language></news:publication>"
             f"<news:publication_date>{a['published_at']}</news:publication_date>"
             f"<news:title>{t(a['title'])}</news:title></news:news></url>\n"
         )
-    out.append("</urlset>\n")
-    return "".join(out).encode()
+    return "".join(out).encode() + NEWS_TAIL

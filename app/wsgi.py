@@ -25,6 +25,7 @@ from app.metrics import Metrics, MetricsResource
 from app.middleware import RequestLineLimit, SecurityHeaders
 from app.openapi import openapi_document
 from app.resources import articles, docs, feeds, ops
+from app.whole_pages import WholePages
 
 log = logging.getLogger("app")
 
@@ -48,10 +49,11 @@ def create_app(settings: Settings | None = None) -> falcon.App:
         settings.cache_stale_while_revalidate,
         settings.cache_stale_if_error,
     )
+    pages = WholePages(settings.whole_page_cache_bytes)
     resources: dict[str, object] = {
-        "articles": articles.ArticleCollection(store, age),
-        "latest": articles.LatestArticles(store, age),
-        "search": articles.ArticleSearch(store, age),
+        "articles": articles.ArticleCollection(store, age, pages),
+        "latest": articles.LatestArticles(store, age, pages),
+        "search": articles.ArticleSearch(store, age, pages),
         "article": articles.ArticleItem(store, age),
         "categories": articles.Categories(store, age),
         "corrections": articles.CorrectionsLog(store, age),
@@ -59,7 +61,7 @@ def create_app(settings: Settings | None = None) -> falcon.App:
         "feed_rss": feeds.Feed(store, age, "rss"),
         "feed_json": feeds.Feed(store, age, "json"),
         "sitemap_index": feeds.SitemapIndex(store, age),
-        "sitemap": feeds.Sitemap(store, age),
+        "sitemap": feeds.Sitemap(store, age, pages),
         **comments.resources(),
         "health": ops.Health(),
         "ready": ops.Ready(store, comments.ready_problem),

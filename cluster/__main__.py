@@ -25,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
                        " process reaches them), not on unix sockets only nginx opens")  # fmt: skip
     start.add_argument("--first-instance-port", type=int, default=8101)
     start.add_argument("--dsn", default=DEFAULT_DSN, help="shared PostgreSQL database")
+    start.add_argument("--edge-port", type=int, default=8088,
+                       help="the edge (Varnish) in front of nginx; 0: no edge")  # fmt: skip
     sub.add_parser("stop", help="stop nginx, then drain and stop every instance")
     publish = sub.add_parser("publish", help="build SRC once and roll it out one at a time")
     what = publish.add_mutually_exclusive_group(required=True)
@@ -39,10 +41,13 @@ def main(argv: list[str] | None = None) -> int:
             if not 1 <= args.instances <= 10:
                 parser.error("--instances must be 1 to 10")
             cluster = Cluster(runtime, args.instances, args.port, args.first_instance_port,
-                              args.dsn, unix_sockets=not args.tcp)  # fmt: skip
+                              args.dsn, unix_sockets=not args.tcp,
+                              edge_port=args.edge_port or None)  # fmt: skip
             cluster.start(args.src)
             print(f"cluster up: {cluster.base_url} -> {len(cluster.members)} instance(s) "
                   f"on {', '.join(m.bind for m in cluster.members)}")  # fmt: skip
+            if cluster.edge_port:
+                print(f"edge up: {cluster.edge_url} -> {cluster.base_url}")
             return 0
         if not (runtime / "state.json").exists():
             if args.command == "stop":
@@ -57,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
             cluster.publish(None if args.last_build else args.src)
         else:
             status = {m.name: ready(m.address) for m in cluster.members}
-            print(json.dumps({"proxy": ready(cluster.port), "instances": status}, indent=2))
+            edge = ready(cluster.edge_port) if cluster.edge_port else None
+            print(json.dumps({"edge": edge, "proxy": ready(cluster.port), "instances": status},
+                             indent=2))  # fmt: skip
         return 0
     except ClusterError as exc:
         print(f"cluster: {exc}", file=sys.stderr)

@@ -34,6 +34,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cluster.edge import Edge, EdgeError
+
 REPO = Path(__file__).resolve().parent.parent
 NGINX_TEMPLATE = REPO / "deploy" / "nginx" / "nginx.conf"
 GUNICORN_CONF = REPO / "app" / "gunicorn_conf.py"
@@ -41,6 +43,7 @@ DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/news_cluster"
 START_TIMEOUT = 30.0
 PUBLISH_TIMEOUT = 60.0  # per instance: install, then its workers' next bundle check
 STOP_TIMEOUT = 35.0  # gunicorn's graceful_timeout (30 s) and a margin
+PURGE_SETTLE = 1.0  # seconds between the edge's two purges after a publish
 CONFIRMATIONS = 4  # /ready answers in a row naming the new bundle, after the check interval
 
 
@@ -96,6 +99,9 @@ class Cluster:
     nginx: str = "nginx"
     members: list[Instance] = field(default_factory=list)
     nginx_pid: int | None = None
+    # The edge (cluster/edge.py): Varnish on this port in front of nginx; None: no edge.
+    edge_port: int | None = None
+    edge_pid: int | None = None
 
     # -- layout -------------------------------------------------------------------------
 
@@ -141,6 +147,8 @@ class Cluster:
             "port": self.port,
             "dsn": self.dsn,
             "nginx_pid": self.nginx_pid,
+            "edge_port": self.edge_port,
+            "edge_pid": self.edge_pid,
             "members": [{**asdict(m), "root": str(m.root)} for m in self.members],
         }
         self.state_path.write_text(json.dumps(state, indent=2) + "\n")
@@ -158,6 +166,8 @@ class Cluster:
             members=members,
             nginx_pid=state["nginx_pid"],
             unix_sockets=unix,
+            edge_port=state.get("edge_port"),
+            edge_pid=state.get("edge_pid"),
         )
 
     # -- starting -----------------------------------------------------------------------
@@ -190,6 +200,7 @@ class Cluster:
             self.save()
             wait_for(lambda: ready(self.port) is not None, START_TIMEOUT,
                      "GET /ready through nginx", self.nginx_dir / "error.log")  # fmt: skip
+            self.start_edge()
         except BaseException:
             self.stop()
             raise
@@ -271,8 +282,12 @@ class Cluster:
 
     def build(self, src: Path) -> str:
         """Build `src` into the cluster's build directory (incremental when it holds a
-        bundle already) and return the bundle id."""
-        result = run_script("build_bundles.py", "--src", str(src), "--out", str(self.build_dir))
+        bundle already) and return the bundle id. The surrogate keys the build changed go
+        to `purge_keys_path`, for the edge."""
+        result = run_script(
+            "build_bundles.py", "--src", str(src), "--out", str(self.build_dir),
+            "--purge-keys", str(self.purge_keys_path),
+        )  # fmt: skip
         return bundle_id_of(result, self.build_dir)
 
     def install(self, member: Instance) -> None:
@@ -299,6 +314,8 @@ class Cluster:
             self.install(member)
             self.wait_for_bundle(member, bundle_id, time.monotonic(), timeout)
             log(f"  {member.name} ({member.bind}) serves {bundle_id}")
+        if src is not None:
+            self.purge_edge(log)
         return bundle_id
 
     def wait_for_bundle(
@@ -332,7 +349,8 @@ class Cluster:
     # -- stopping -----------------------------------------------------------------------
 
     def stop(self) -> None:
-        """nginx first (no new requests), then each instance's graceful drain."""
+        """The edge and nginx first (no new requests), then each instance's graceful drain."""
+        self.stop_edge()
         if self.nginx_pid is not None:
             stop_process(self.nginx_pid, b"nginx", signal.SIGQUIT, group=False)
             self.nginx_pid = None
@@ -341,6 +359,60 @@ class Cluster:
                 stop_process(member.pid, b"gunicorn", signal.SIGTERM, group=True)
                 member.pid = None
         self.state_path.unlink(missing_ok=True)
+
+    # -- the edge (cluster/edge.py) ------------------------------------------------------
+
+    @property
+    def purge_keys_path(self) -> Path:
+        return self.runtime / "purge-keys.txt"
+
+    @property
+    def edge(self) -> Edge | None:
+        if self.edge_port is None:
+            return None
+        swr = self.env.get("NEWS_CACHE_STALE_WHILE_REVALIDATE") or "60"
+        return Edge(self.runtime / "edge" / "varnish", self.edge_port, self.port, int(swr))
+
+    @property
+    def edge_url(self) -> str:
+        return f"http://127.0.0.1:{self.edge_port}"
+
+    def start_edge(self) -> None:
+        """Start the edge in front of nginx (when it has a port) and wait until it answers
+        GET /ready: its probe has found nginx healthy."""
+        edge = self.edge
+        if edge is None:
+            return
+        try:
+            self.edge_pid = edge.start()
+        except EdgeError as exc:
+            raise ClusterError(str(exc)) from None
+        self.save()
+        wait_for(lambda: ready(edge.port) is not None, START_TIMEOUT,
+                 "GET /ready through the edge", self.nginx_dir / "error.log")  # fmt: skip
+
+    def purge_edge(self, log: Callable[[str], None] = print) -> None:
+        """Purge the keys the last build named, every instance serving it. Twice, a second
+        apart: a refill that left for an instance just before the rollout ended cannot
+        outlive the second purge."""
+        edge = self.edge
+        if edge is None or self.edge_pid is None:
+            return
+        keys = self.purge_keys_path.read_text().split() if self.purge_keys_path.exists() else []
+        if not keys:
+            return
+        try:
+            gone = edge.purge(keys)
+            time.sleep(PURGE_SETTLE)
+            gone += edge.purge(keys)
+        except EdgeError as exc:
+            raise ClusterError(str(exc)) from None
+        log(f"edge: purged {len(keys)} surrogate key(s), {gone} object(s)")
+
+    def stop_edge(self) -> None:
+        if self.edge_pid is not None:
+            stop_process(self.edge_pid, b"varnishd", signal.SIGTERM, group=False)
+            self.edge_pid = None
 
 
 # -- helpers -----------------------------------------------------------------------------

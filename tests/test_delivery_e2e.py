@@ -93,7 +93,7 @@ def test_refused_identity_is_a_json_406(server: Server) -> None:
             "-w",
             "\n%{http_code}",
             "-H",
-            "Accept-Encoding: br, identity;q=0",
+            "Accept-Encoding: compress, identity;q=0",
             f"{server.base_url}/api/v1/en/articles",
         ],
         capture_output=True,

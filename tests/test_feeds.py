@@ -7,7 +7,9 @@ feedparser, which must not flag them (bozo); JSON Feeds are validated against th
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,13 +18,18 @@ from urllib.parse import quote
 
 import feedparser
 import jsonschema_rs
+import numpy as np
 import pytest
 from falcon.testing import TestClient
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.build import cli, site
 from app.bundle import format as fmt
+from app.bundle.reader import SiteData
 from app.config import Settings
 from app.languages import LANGUAGES
+from app.resources import feeds
 from app.syndication import entry_id
 from app.wsgi import create_app
 from tests.helpers import (
@@ -34,6 +41,7 @@ from tests.helpers import (
     utc,
     write_jsonl,
 )
+from tests.http_support import decode_body
 
 BASE = "http://127.0.0.1:8000"
 NS = {
@@ -239,10 +247,11 @@ def test_sitemap_pages_split_at_the_page_size(
     assert sitemap_urls(client, "/sitemaps/de.xml") == {}  # an empty language has page 1
 
 
-def test_news_sitemap_covers_48_hours_before_the_newest_article(
+def test_news_sitemap_covers_the_48_hours_up_to_the_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     newest = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
+    monkeypatch.setattr(feeds, "clock", newest.timestamp)
 
     def at(delta: timedelta) -> str:
         return (newest - delta).isoformat()
@@ -270,7 +279,31 @@ def test_news_sitemap_covers_48_hours_before_the_newest_article(
     assert first.findtext("news:publication/news:language", namespaces=NS) == "en"
     assert first.findtext("news:title", namespaces=NS) == "Fresh & <new>"
     assert first.findtext("news:publication_date", namespaces=NS) == utc(records[0]["published_at"])
-    assert urls[2].findtext("news:news/news:publication/news:language", namespaces=NS) == "zh-TW"
+    # Google's sitemap-news XSD: `zh-cn|zh-tw|([a-z]{2,3})`, not BCP 47's zh-TW.
+    assert urls[2].findtext("news:news/news:publication/news:language", namespaces=NS) == "zh-tw"
+    manifest = (out / fmt.MANIFEST).read_bytes()
+
+    def listed(now: datetime, coding: str | None = None) -> list[str]:
+        monkeypatch.setattr(feeds, "clock", now.timestamp)
+        r = client.simulate_get("/sitemaps/news.xml", headers={"Accept-Encoding": coding or ""})
+        assert r.status_code == 200 and r.headers["content-type"] == "application/xml"
+        root = ET.fromstring(decode_body(r.headers.get("content-encoding"), r.content))
+        return [u.findtext("sm:loc", namespaces=NS) or "" for u in root.findall("sm:url", NS)]
+
+    # The window follows the clock: when publishing pauses, old articles leave the sitemap.
+    for coding in (None, "gzip", "zstd", "br"):
+        assert listed(newest + timedelta(hours=47, minutes=59), coding) == [url_of("en", "now")]
+        assert listed(newest + timedelta(hours=48, seconds=1), coding) == []
+        assert listed(newest + timedelta(seconds=1), coding) == [
+            url_of("en", "now"),
+            url_of("ja", "inside"),
+        ]
+    # A clock behind the articles: everything stored (the 48 hours up to the newest) is in.
+    assert len(listed(newest - timedelta(days=30))) == 3
+    assert (out / fmt.MANIFEST).read_bytes() == manifest  # the bundle holds no clock
+    cli.build(src, out, jobs=1, full=True)
+    assert (out / fmt.MANIFEST).read_bytes() == manifest
+    monkeypatch.setattr(feeds, "clock", newest.timestamp)
     # At most NEWS_MAX entries (1,000; lowered here), the newest.
     monkeypatch.setattr(site, "NEWS_MAX", 2)
     cli.build(src, out, jobs=1, full=True)
@@ -286,7 +319,8 @@ HOSTILE = (
 )
 
 
-def test_hostile_text_never_breaks_xml(tmp_path: Path) -> None:
+def test_hostile_text_never_breaks_xml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(feeds, "clock", lambda: 0.0)  # every stored news entry in the window
     records = []
     for n, language in enumerate(LANGUAGES):
         for i in range(3):
@@ -428,3 +462,75 @@ def test_public_urls_are_baked_in_by_the_builder(
     }
     assert index_locs(client)[0] == "https://news.example/sitemaps/ko.xml"
     assert cli.build_report(src, out, jobs=1).incremental  # same settings: incremental again
+
+
+# -- RSS text (RSS Best Practices Profile) ------------------------------------------------------
+
+TRICKY = [
+    "<script>alert(1)</script> kept",
+    "AT&T & <b>bold</b> 5 < 6 > 4",
+    "&amp; is literal, &#x3C; too",
+    "lines\r\nwith CR LF\rand CR",
+    "plain",
+]
+
+
+def _as_text(value: str, detail: Any) -> str:
+    """What a reader shows: HTML content unescaped, plain text as it is."""
+    return html.unescape(value) if detail.type == "text/html" else value
+
+
+def test_rss_text_reaches_readers_as_text_and_cr_is_normalised(tmp_path: Path) -> None:
+    records = [
+        good(
+            f"t{i}",
+            title=text,
+            summary=f"{text} summary",
+            category=f"c{i} {text}",
+            published_at=f"2026-05-0{i + 1}T00:00:00Z",
+        )
+        for i, text in enumerate(TRICKY)
+    ]
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_jsonl(src / "a.jsonl", records)
+    cli.build(src, out, jobs=1)
+    client = client_for(out, tmp_path)
+    expected = {r["id"]: r for r in records}
+    for kind in ("rss", "atom", "json"):
+        raw = fetch(client, f"/api/v1/en/feed.{kind}").content
+        assert b"\r" not in raw, kind  # no raw CR, and none escaped in JSON either
+        assert b"\\r" not in raw, kind
+    raw = fetch(client, "/api/v1/en/feed.rss").content
+    assert b"<script" not in raw and b"&lt;script" not in raw  # hex references or HTML-escaped
+    parsed = feedparser.parse(raw)
+    assert not parsed.bozo
+    items = ET.fromstring(raw).findall("channel/item")
+    for entry, item in zip(parsed.entries, items, strict=True):
+        article = expected[entry.id.rsplit("/", 1)[1]]
+        title, summary, category = (
+            article[k].replace("\r\n", "\n").replace("\r", "\n")
+            for k in ("title", "summary", "category")
+        )
+        # The profile's plain text: the XML text is the title; the description is HTML.
+        assert item.findtext("title") == title
+        assert item.findtext("category") == category
+        assert html.unescape(item.findtext("description") or "") == summary
+        assert _as_text(entry.summary, entry.summary_detail) == summary
+        # feedparser guesses whether a title is HTML; text without entity-like runs stays text.
+        if not re.search(r"&#?\w+;", title):
+            assert _as_text(entry.title, entry.title_detail) == title
+    # Every parser reads the same text in Atom and JSON Feed.
+    atom = feedparser.parse(fetch(client, "/api/v1/en/feed.atom").content)
+    items = json.loads(fetch(client, "/api/v1/en/feed.json").content)["items"]
+    assert [e.title for e in atom.entries] == [i["title"] for i in items]
+    assert all("\n" in i["title"] for i in items if i["id"].endswith("t3"))
+
+
+@given(
+    published=st.lists(st.integers(0, 10**12), max_size=60),
+    since=st.integers(-1, 10**12 + 1),
+)
+def test_news_window_counts_entries_at_or_after_the_cut(published: list[int], since: int) -> None:
+    descending = sorted(published, reverse=True)
+    site = SiteData(({}, '""'), ({}, '""'), "c", 1, {}, np.asarray(descending, np.int64), [], 0)
+    assert site.news_window(since) == sum(1 for p in descending if p >= since)

@@ -1,14 +1,18 @@
 """What spans languages: the sitemap index and the Google News sitemap (docs/delivery.md).
 
-Both are rebuilt by every publish from the generations just built. The news sitemap's "now"
-is the newest published_at in the bundle, not the clock, so the same sources always give the
-same bytes; it lists articles published in the 48 hours up to that moment, newest first, at
-most 1,000 (then language order, then id).
+Both are rebuilt by every publish from the generations just built. The news sitemap's
+window (48 hours up to the request) is cut by the server, so the bundle holds no clock: the
+same sources always give the same bytes. The builder stores the articles published in the
+48 hours up to the newest one (every window of a clock at or after it lies inside), at most
+1,000 (newest first, then language order, then id), one `<url>` a line, and in the manifest
+each entry's published_at and where its line ends (`site.news`): the server sends the lines
+inside the window (app/resources/feeds.py). A publish ships no more than before.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -20,9 +24,14 @@ from app.bundle.objects import ObjectEntry, ObjectStore
 from app.compression import CODEC_ID, precompress
 from app.languages import LANGUAGES
 from app.public_urls import PublicUrls
-from app.syndication import news_sitemap, sitemap_index, sitemap_page_path
+from app.syndication import (
+    NEWS_ENTRY_END,
+    NEWS_WINDOW_MICROS,
+    news_sitemap,
+    sitemap_index,
+    sitemap_page_path,
+)
 
-NEWS_WINDOW_MICROS = 48 * 3600 * 1_000_000
 NEWS_MAX = 1000
 
 
@@ -59,19 +68,22 @@ def build_site(
             article_id = reader.ids_at(local)
             candidates.append((-published, li, article_id, n, local))
     chosen = []
-    if candidates:
-        candidates.sort()
-        now = -candidates[0][0]
-        for minus_published, li, _, n, local in candidates[:NEWS_MAX]:
-            if now + minus_published > NEWS_WINDOW_MICROS:
-                break
-            language = LANGUAGES[li]
-            chosen.append((language, orjson.loads(readers[language][n].article(local))))
+    published: list[int] = []
+    candidates.sort()
+    newest = -candidates[0][0] if candidates else 0
+    for minus_published, li, _, n, local in candidates[:NEWS_MAX]:
+        if newest + minus_published > NEWS_WINDOW_MICROS:
+            break  # older than any window of a clock at or after the newest article
+        language = LANGUAGES[li]
+        chosen.append((language, orjson.loads(readers[language][n].article(local))))
+        published.append(-minus_published)
+    news = news_sitemap(urls, chosen)
+    ends = [m.end() for m in re.finditer(re.escape(NEWS_ENTRY_END), news)]
     files: dict[str, str] = {}
     entries: dict[str, ObjectEntry] = {}
     for name, body in (
         (fmt.SITEMAP_INDEX, sitemap_index(urls, paths)),
-        (fmt.NEWS_SITEMAP, news_sitemap(urls, chosen)),
+        (fmt.NEWS_SITEMAP, news),
     ):
         variants = {"identity": body, **precompress(body)}  # served as stored (delivery.md)
         for encoding in fmt.DOCUMENT_ENCODINGS:
@@ -83,5 +95,7 @@ def build_site(
         "codec": CODEC_ID,
         "sitemap_page_urls": page_urls,
         "public_urls": urls.manifest(),
+        # Newest first: each entry's published_at (µs) and the end of its line in news.xml.
+        "news": {"published": published, "ends": ends},
     }
     return site, entries

@@ -70,7 +70,8 @@ rewritten by every publish; they are a few bytes per article:
 
 The manifest's `site` entry holds what spans languages: the sitemap index and the news
 sitemap, each in identity, gzip, br and zstd (`files`), the codec that compressed them, the
-sitemap page size and the public URLs the bundle was built with.
+sitemap page size, the public URLs the bundle was built with, and `news`: each news sitemap
+entry's published_at (µs) and the end of its line, newest first.
 
 A gid that is not in order.u32 is deleted (retracted, or replaced by a newer version).
 """
@@ -80,7 +81,8 @@ from __future__ import annotations
 FORMAT_NAME = "news-bundle"
 # 4: story ids, sitemap fragments and their pieces in segments; feeds and the site entry.
 # 5: corrections in segments; retractions, their notices and the corrections log.
-FORMAT_VERSION = 5
+# 6: the site entry's `news` (the news sitemap's window is cut at request time).
+FORMAT_VERSION = 6
 # Part of every language's content hash (hence collection ETags): what is served, not the
 # layout. Bump it when the served bytes change, not when files are added.
 # 3: every Article carries `translations`.

@@ -14,12 +14,14 @@ import hashlib
 import itertools
 import mmap
 import os
+import re
 import stat
 import sys
 import zlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -35,7 +37,7 @@ from app.search.analyzers import get_analyzer
 from app.search.highlight import Highlighter
 from app.search.query import compile_query
 from app.sorted_bytes import SortedBytes
-from app.syndication import FEED_FORMATS
+from app.syndication import FEED_FORMATS, NEWS_TAIL
 
 
 class BundleError(Exception):
@@ -239,6 +241,27 @@ class Run:
 
     def encoded(self, kind: str, encoding: str) -> memoryview:
         return self.segment.encoded_run(kind, encoding, self.start, self.stop)
+
+
+# The Article JSON's own `updated_at` (no other object in it has that key; string values are
+# escaped, so the pattern cannot match inside text).
+_UPDATED_AT = re.compile(rb'"updated_at":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)')
+
+
+def newest_updated(runs: Sequence[Run]) -> datetime | None:
+    """Last-Modified of a page of articles: the newest `updated_at` of its records, to the
+    second (an HTTP-date's precision); None for an empty page. One regular-expression search
+    per record (about 1 µs for an article), so a page of 100 costs about 0.1 ms."""
+    newest = b""
+    for run in runs:
+        segment = run.segment
+        for local in range(run.start, run.stop):
+            m = _UPDATED_AT.search(segment.record(local))
+            if m is not None and m[1] > newest:
+                newest = m[1]  # fixed-width UTC text: the greatest is the newest
+    if not newest:
+        return None
+    return datetime.strptime(newest.decode(), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
 
 
 class LanguageData:
@@ -587,6 +610,16 @@ class SiteData:
     codec: str
     sitemap_page_urls: int
     public_urls: dict[str, str]
+    # The news sitemap's entries, newest first: published_at (µs, descending) and the end of
+    # each entry's line in its identity body (app/build/site.py).
+    news_published: np.ndarray
+    news_ends: list[int]
+    news_head: int  # where the first entry starts (the XML declaration and <urlset> before)
+
+    def news_window(self, since_micros: int) -> int:
+        """How many news entries were published at or after `since_micros`."""
+        descending = self.news_published
+        return int(np.searchsorted(-descending, -since_micros, side="right"))
 
     @classmethod
     def from_manifest(cls, site: Mapping[str, Any], views: Mapping[str, memoryview]) -> SiteData:
@@ -599,12 +632,27 @@ class SiteData:
             variants = {e: views[files[fmt.site_file(name, e)]] for e in fmt.DOCUMENT_ENCODINGS}
             return variants, _quoted(variants[IDENTITY])
 
+        news = document(fmt.NEWS_SITEMAP)
+        published = np.asarray(site["news"]["published"], dtype=np.int64)
+        ends = [int(e) for e in site["news"]["ends"]]
+        size = len(news[0][IDENTITY])
+        head = bytes(news[0][IDENTITY]).find(b"<url>") if ends else size - len(NEWS_TAIL)
+        if (
+            len(ends) != published.size
+            or any(b <= a for a, b in itertools.pairwise(ends))
+            or (ends and not 0 < head < ends[0] <= ends[-1] <= size)
+            or np.any(np.diff(published) > 0)
+        ):
+            raise ValueError("news: entries do not match news.xml")
         return cls(
             document(fmt.SITEMAP_INDEX),
-            document(fmt.NEWS_SITEMAP),
+            news,
             str(site["codec"]),
             page,
             dict(site["public_urls"]),
+            published,
+            ends,
+            head,
         )
 
 

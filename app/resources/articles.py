@@ -15,7 +15,7 @@ import falcon
 from app import params
 from app import surrogate_keys as keys
 from app.bundle.format import LOG_KIND
-from app.bundle.reader import LanguageData, ListPage, SearchPage
+from app.bundle.reader import LanguageData, ListPage, SearchPage, newest_updated
 from app.bundle.store import BundleStore
 from app.delivery import Composed, Precomputed, send
 from app.errors import article_not_found, unsupported_language
@@ -23,6 +23,7 @@ from app.http_cache import CachePolicy
 from app.languages import LANGUAGE_SET
 from app.links import set_link
 from app.models import ArticleListQuery, LatestQuery, ListOrder, PageQuery, SearchQuery
+from app.whole_pages import WholePages
 
 # Part of every collection ETag: bump it when the envelope the server writes changes.
 _ENVELOPE_VERSION = "1"
@@ -44,9 +45,16 @@ class BundleResource:
     """Resources that read the current bundle and send cacheable bytes (articles,
     categories, feeds, sitemaps)."""
 
-    def __init__(self, store: BundleStore, cache: CachePolicy) -> None:
+    def __init__(
+        self, store: BundleStore, cache: CachePolicy, pages: WholePages | None = None
+    ) -> None:
         self.store = store
         self.cache = cache
+        self.pages = pages  # whole-page compression of composed pages (app.whole_pages)
+
+    @property
+    def bundle_id(self) -> str:
+        return self.store.current().bundle_id
 
 
 class ArticleCollection(BundleResource):
@@ -71,7 +79,19 @@ class ArticleCollection(BundleResource):
             if category is None
             else keys.category_page(language, category)
         )
-        send(req, resp, body, _collection_etag(data, *key), self.cache, depends, data.codec)
+        etag = _collection_etag(data, *key)
+        send(
+            req,
+            resp,
+            body,
+            etag,
+            self.cache,
+            depends,
+            data.codec,
+            pages=self.pages,
+            bundle_id=self.bundle_id,
+            last_modified=newest_updated(runs),
+        )
 
     on_head = on_get
 
@@ -85,9 +105,21 @@ class LatestArticles(BundleResource):
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = _language(self.store, language)
         limit = params.parse(req, LatestQuery).limit
-        body = Composed("summaries", b"[", data.runs(0, min(limit, data.count)), b"]")
+        runs = data.runs(0, min(limit, data.count))
+        body = Composed("summaries", b"[", runs, b"]")
         etag = _collection_etag(data, "latest", limit)
-        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
+        send(
+            req,
+            resp,
+            body,
+            etag,
+            self.cache,
+            keys.collection(language),
+            data.codec,
+            pages=self.pages,
+            bundle_id=self.bundle_id,
+            last_modified=newest_updated(runs),
+        )
 
     on_head = on_get
 
@@ -127,7 +159,18 @@ class ArticleSearch(BundleResource):
             key += ("highlight",)
         set_link(req, resp, SearchQuery, page.page, page.page_size, total)
         etag = _collection_etag(data, *key)
-        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
+        send(
+            req,
+            resp,
+            body,
+            etag,
+            self.cache,
+            keys.collection(language),
+            data.codec,
+            pages=self.pages,
+            bundle_id=self.bundle_id,
+            last_modified=newest_updated(runs),
+        )
 
     on_head = on_get
 
@@ -153,7 +196,9 @@ class ArticleItem(BundleResource):
         etag = f'"{data.etag_by_gid(gid)}"'
         run = data.run_by_gid(gid)
         body = Composed("articles", b"", [run], b"", br=run.encoded("articles", "br"))
-        send(req, resp, body, etag, self.cache, keys.article(language, article_id), data.codec)
+        depends = keys.article(language, article_id)
+        last_modified = newest_updated([run])
+        send(req, resp, body, etag, self.cache, depends, data.codec, last_modified=last_modified)
 
     on_head = on_get
 
@@ -170,7 +215,17 @@ class CorrectionsLog(BundleResource):
         body = Composed(LOG_KIND, params.LIST_HEAD, runs, params.list_tail(page, log.count))
         set_link(req, resp, PageQuery, page.page, page.page_size, log.count)
         etag = _collection_etag(data, "corrections", params.page_key(page), page.page_size)
-        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
+        send(
+            req,
+            resp,
+            body,
+            etag,
+            self.cache,
+            keys.collection(language),
+            data.codec,
+            pages=self.pages,
+            bundle_id=self.bundle_id,
+        )
 
     on_head = on_get
 

@@ -12,24 +12,34 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Mapping
 
 import falcon
 
 from app import params
 from app import surrogate_keys as keys
+from app.bundle.reader import SiteData
 from app.bundle.store import BundleStore
 from app.compression import IDENTITY, precompress
-from app.delivery import Composed, send, send_precomputed
+from app.delivery import Composed, Whole, send, send_precomputed
 from app.errors import APIError, unsupported_language
 from app.http_cache import CachePolicy
 from app.languages import LANGUAGE_SET
 from app.models import FeedQuery
 from app.public_urls import PublicUrls
 from app.resources.articles import BundleResource
-from app.syndication import MEDIA_TYPES, SITEMAP_HEAD, SITEMAP_TAIL, render_feed
+from app.syndication import (
+    MEDIA_TYPES,
+    NEWS_TAIL,
+    NEWS_WINDOW_MICROS,
+    SITEMAP_HEAD,
+    SITEMAP_TAIL,
+    render_feed,
+)
 
 XML = "application/xml"
+clock = time.time  # the news sitemap's "now" (tests set it)
 _PAGE_NAME = re.compile(r"([a-z_]+)(?:-([1-9][0-9]{0,8}))?")
 
 
@@ -97,8 +107,7 @@ class Sitemap(BundleResource):
         bundle = self.store.current()
         site = bundle.site
         if sitemap == "news":
-            variants, etag = site.news_sitemap
-            send_precomputed(req, resp, variants, etag, self.cache, keys.SITE_KEY, site.codec, XML)
+            self._news(req, resp, bundle.bundle_id, site)
             return
         match = _PAGE_NAME.fullmatch(sitemap)
         if match is None or match[1] not in LANGUAGE_SET or match[2] == "1":
@@ -112,6 +121,44 @@ class Sitemap(BundleResource):
         runs = data.coalesced_runs(start, min(start + per_page, data.count))
         body = Composed("sitemap", SITEMAP_HEAD, runs, SITEMAP_TAIL)
         etag = _etag("sitemap", data.content_hash, per_page, page)
-        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec, XML)
+        depends = keys.collection(language)
+        send(
+            req,
+            resp,
+            body,
+            etag,
+            self.cache,
+            depends,
+            data.codec,
+            XML,
+            pages=self.pages,
+            bundle_id=bundle.bundle_id,
+        )
 
     on_head = on_get
+
+    def _news(
+        self, req: falcon.Request, resp: falcon.Response, bundle_id: str, site: SiteData
+    ) -> None:
+        """The stored entries published in the 48 hours up to now (docs/delivery.md): all of
+        them as stored, or the prefix of their lines inside the window, compressed whole
+        (and kept: the cut moves only when an entry ages out)."""
+        variants, etag = site.news_sitemap
+        count = site.news_window(int(clock() * 1_000_000) - NEWS_WINDOW_MICROS)
+        if count == len(site.news_ends):
+            send_precomputed(req, resp, variants, etag, self.cache, keys.SITE_KEY, site.codec, XML)
+            return
+        cut = site.news_ends[count - 1] if count else site.news_head
+        body = Whole(bytes(variants[IDENTITY][:cut]) + NEWS_TAIL)
+        send(
+            req,
+            resp,
+            body,
+            _etag("news", etag, count),
+            self.cache,
+            keys.SITE_KEY,
+            site.codec,
+            XML,
+            pages=self.pages,
+            bundle_id=bundle_id,
+        )

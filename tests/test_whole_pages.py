@@ -1,0 +1,183 @@
+"""Whole-page compression (docs/delivery.md, "Whole pages") and Last-Modified /
+If-Modified-Since, through the real app on the hand-written sample corpus.
+
+Oracles: the reference whole-page compressors (zlib -6, zstd -3, brotli 5) on the identity
+body, and the Article JSON of each page's items.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime, parsedate_to_datetime
+from pathlib import Path
+from urllib.parse import quote
+
+import brotli
+import falcon.testing
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.build.cli import build
+from app.compression import BR, CODEC_ID, GZIP, ZSTD
+from app.config import Settings
+from app.languages import LANGUAGES
+from app.timestamps import parse_timestamp
+from app.whole_pages import WHOLE_CODEC_ID, WholePages, compress
+from app.wsgi import create_app
+from tests.http_support import decode_body
+
+SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
+# The issue's bound: a compressed page within 1.15 x of the whole page compressed by the
+# reference compressors at their usual levels.
+BOUND = 1.15
+REFERENCE = {
+    GZIP: lambda b: len(zlib.compress(b, 6)) + 8,  # zlib's 2 + 4 framing vs gzip's 10 + 8
+    ZSTD: lambda b: len(zstandard.ZstdCompressor(level=3).compress(b)),
+    BR: lambda b: len(brotli.compress(b, quality=5)),
+}
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[falcon.testing.TestClient]:
+    out = tmp_path_factory.mktemp("sample") / "bundle"
+    build(SAMPLE, out)
+    tmp = tmp_path_factory.mktemp("comments")
+    app = create_app(Settings(bundle_dir=out, comments_dsn=f"sqlite:///{tmp}/c.sqlite3"))
+    yield falcon.testing.TestClient(app)
+
+
+def get(client: falcon.testing.TestClient, path: str, **headers: str) -> falcon.testing.Result:
+    return client.simulate_get(path, headers=headers or None)
+
+
+PAGES = st.one_of(
+    st.builds(
+        "/api/v1/{}/articles?page_size={}".format, st.sampled_from(LANGUAGES), st.integers(5, 100)
+    ),
+    st.builds(
+        "/api/v1/{}/articles/latest?limit={}".format, st.sampled_from(LANGUAGES), st.integers(5, 50)
+    ),
+    st.builds(
+        "/api/v1/{}/articles/search?q={}&page_size=50".format,
+        st.sampled_from(["en", "fr", "de"]),
+        st.sampled_from(["the", "la", "die", "percent", "2026"]),
+    ),
+    st.builds("/sitemaps/{}.xml".format, st.sampled_from(LANGUAGES)),
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(path=PAGES, coding=st.sampled_from([GZIP, ZSTD, BR]))
+def test_a_repeated_page_is_within_the_bound_of_whole_page_compression(
+    sample: falcon.testing.TestClient, path: str, coding: str
+) -> None:
+    identity = get(sample, path)
+    assert identity.status_code == 200
+    body = identity.content
+    first = get(sample, path, **{"Accept-Encoding": coding})
+    second = get(sample, path, **{"Accept-Encoding": coding})
+    for r in (first, second):
+        assert r.headers["content-encoding"] == coding
+        assert decode_body(coding, r.content) == body
+    tag = identity.headers["etag"][:-1]
+    whole = f'{tag}-{coding}.w{WHOLE_CODEC_ID}"'
+    assert second.headers["etag"] == whole
+    assert second.content == compress(coding, body)
+    if len(body) > 2000:  # tiny pages: framing, not text
+        assert len(second.content) <= BOUND * REFERENCE[coding](body), (path, coding)
+    # br has no pieces; gzip and zstd go out composed until the page repeats.
+    if coding == BR:
+        assert first.content == second.content
+    else:
+        assert first.headers["etag"] in (f'{tag}-{coding}.{CODEC_ID}"', whole)
+
+
+def test_first_request_is_composed_then_whole(sample: falcon.testing.TestClient) -> None:
+    path = "/api/v1/ja/articles?page_size=17"
+    first = get(sample, path, **{"Accept-Encoding": "gzip, deflate, br, zstd"})
+    second = get(sample, path, **{"Accept-Encoding": "gzip, deflate, br, zstd"})
+    assert first.headers["content-encoding"] == second.headers["content-encoding"] == ZSTD
+    assert first.headers["etag"].endswith(f'-zstd.{CODEC_ID}"')
+    assert second.headers["etag"].endswith(f'-zstd.w{WHOLE_CODEC_ID}"')
+    assert len(second.content) < len(first.content)
+    # The whole page's tag validates; the composed one no longer does (the client upgrades).
+    tag = second.headers["etag"]
+    again = get(sample, path, **{"Accept-Encoding": "zstd", "If-None-Match": tag})
+    assert again.status_code == 304 and again.headers["etag"] == tag
+    stale = get(sample, path, **{"Accept-Encoding": "zstd", "If-None-Match": first.headers["etag"]})
+    assert stale.status_code == 200
+
+
+def test_the_cache_is_bounded_and_emptied_by_a_new_bundle() -> None:
+    pages = WholePages(max_bytes=4000)
+    bodies = [(f'"p{i}"', bytes(range(256)) * (i + 4)) for i in range(20)]
+    for etag, body in bodies:
+        assert not pages.repeated("b1", etag)
+        assert pages.repeated("b1", etag)
+        assert zstandard.ZstdDecompressor().decompress(pages.get("b1", etag, ZSTD, body)) == body
+        assert pages.size <= 4000
+    before = pages.compressed
+    pages.get("b1", bodies[-1][0], ZSTD, bodies[-1][1])
+    assert pages.compressed == before  # the newest is still kept
+    pages.get("b1", bodies[0][0], ZSTD, bodies[0][1])
+    assert pages.compressed == before + 1  # the oldest was evicted
+    assert not pages.repeated("b2", bodies[-1][0])  # another bundle: nothing seen, nothing kept
+    assert pages.size == 0
+    big = WholePages(max_bytes=100)
+    big.get("b", '"x"', BR, bytes(range(256)) * 8)  # over a quarter of the budget: not kept
+    assert big.size == 0
+
+
+def test_seen_pages_are_bounded() -> None:
+    pages = WholePages(max_seen=10)
+    for i in range(25):
+        pages.repeated("b", f'"{i}"')
+    assert len(pages._seen) <= 10
+
+
+def _updated(item: dict[str, str]) -> datetime:
+    return parse_timestamp(item["updated_at"]).replace(microsecond=0)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_last_modified_is_the_newest_updated_at(
+    sample: falcon.testing.TestClient, language: str
+) -> None:
+    page = get(sample, f"/api/v1/{language}/articles?page_size=7")
+    items = page.json["items"]
+    newest = max(_updated(i) for i in items)
+    assert parsedate_to_datetime(page.headers["last-modified"]) == newest
+    for item in items[:3]:
+        one = get(sample, f"/api/v1/{language}/articles/{quote(item['id'], safe='')}")
+        assert parsedate_to_datetime(one.headers["last-modified"]) == _updated(item)
+    latest = get(sample, f"/api/v1/{language}/articles/latest?limit=7")
+    assert latest.headers["last-modified"] == page.headers["last-modified"]  # same articles
+    empty = get(sample, f"/api/v1/{language}/articles/search?q=zzqqxxnothing")
+    assert empty.status_code == 200 and "last-modified" not in empty.headers
+
+
+def test_if_modified_since(sample: falcon.testing.TestClient) -> None:
+    path = "/api/v1/en/articles/latest?limit=4"
+    lm = get(sample, path).headers["last-modified"]
+    moment = parsedate_to_datetime(lm)
+    later = format_datetime(moment + timedelta(days=1), usegmt=True)
+    earlier = format_datetime(moment - timedelta(seconds=1), usegmt=True)
+    same = get(sample, path, **{"If-Modified-Since": lm})
+    assert same.status_code == 304 and same.content == b""
+    assert same.headers["last-modified"] == lm and "etag" in same.headers
+    assert get(sample, path, **{"If-Modified-Since": later}).status_code == 304
+    assert get(sample, path, **{"If-Modified-Since": earlier}).status_code == 200
+    # asctime and RFC 850 forms are HTTP-dates too (RFC 9110, 5.6.7).
+    asctime = moment.astimezone(UTC).strftime("%a %b %d %H:%M:%S %Y")
+    assert get(sample, path, **{"If-Modified-Since": asctime}).status_code == 304
+    for bad in ("yesterday", "", "Mon, 99 Foo 2026 99:99:99 GMT", "x" * 300):
+        assert get(sample, path, **{"If-Modified-Since": bad}).status_code == 200
+    # If-None-Match wins: a tag that does not match means 200 whatever the date says.
+    both = get(sample, path, **{"If-Modified-Since": later, "If-None-Match": '"nope"'})
+    assert both.status_code == 200
