@@ -18,9 +18,9 @@ Parsing is one linear pass over at most a few hundred characters and never raise
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from app.search.analyzers import Analyzer, QueryTerms, normalize
+from app.search.analyzers import Analyzer, QueryTerms, normalize, run_proof
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,11 +147,26 @@ def _part(analyzer: Analyzer, terms: list[Term]) -> Part | None:
     if analysed.empty:
         return None
     phrases = []
+    trigrams, covers = list(analysed.trigrams), list(analysed.phrases)
     for t in terms:
         if t.phrase:
             stems = _words_in_order(analyzer, t.text)
             if len(stems) >= 2:
                 phrases.append(tuple(stems))
+            if analyzer.cjk:
+                # Runs apart only by whitespace or punctuation must be adjacent: each stretch
+                # is proven like one run, through the trigrams that span its run gaps.
+                for stretch in analyzer.phrase_stretches(t.text):
+                    stretch_trigrams, stretch_covers = run_proof(stretch)
+                    trigrams.extend(stretch_trigrams)
+                    if stretch_covers is not None:
+                        covers.append(stretch_covers)
+    if len(trigrams) > len(analysed.trigrams):
+        analysed = replace(
+            analysed,
+            trigrams=tuple(dict.fromkeys(trigrams)),
+            phrases=tuple(dict.fromkeys(covers)),
+        )
     return Part(analysed, tuple(dict.fromkeys(phrases)))
 
 
