@@ -60,8 +60,7 @@ def test_http_answers_the_same_from_the_cache(tmp_path) -> None:  # type: ignore
 
     words = ["interest rates rise", "rates of interest", "interest rates fall", "storm"]
     records = [
-        good(f"a{i}", title=words[i % 4], content=" ".join(words[: i % 4 + 1]))
-        for i in range(12)
+        good(f"a{i}", title=words[i % 4], content=" ".join(words[: i % 4 + 1])) for i in range(12)
     ]
     write_jsonl(tmp_path / "src" / "en.jsonl", records)
     cli.build(tmp_path / "src", tmp_path / "out", jobs=1)
