@@ -180,6 +180,22 @@ def _merged_scoring(parts: list[Part]) -> QueryTerms:
 _EMPTY_TERMS = QueryTerms((), (), (), (), ())
 
 
+# Quoted phrases a query may hold (positive, excluded or in an OR group): each is proven
+# from word or trigram positions, the one cost that grows with the archive beyond a
+# posting lookup (docs/search.md, "Cost model"). More is a 422 (docs/api.md section 7).
+MAX_PHRASES = 8
+
+
+def phrase_count(q: str) -> int:
+    """How many quoted phrases parse(q) finds (an unclosed quote counts; ``""`` and a quote
+    of spaces do not)."""
+    if '"' not in q:
+        return 0
+    parsed = parse(q)
+    terms = [t for clause in parsed.clauses for t in clause] + list(parsed.excluded)
+    return sum(1 for t in terms if t.phrase and not t.text.isspace() and t.text)
+
+
 def is_plain(q: str) -> bool:
     """parse(q).plain, without the parser: no quote, no ``OR`` token, no token that starts
     with ``-`` and holds more than dashes. (str.split() splits where str.isspace(), as
