@@ -1,24 +1,28 @@
 """Cost of hostile search queries against plain search, on English articles whose words
-follow Zipf's law (as real text does), in process and through one gunicorn worker.
+follow Zipf's law (as real text does), in process and through one server worker.
 
-    python bench/search_cost.py [--articles 5000] [--scratch DIR] [--repeat 3] [--http]
-        [--json OUT] [--docs]
+    python bench/search_cost.py [--articles 5000] [--scratch DIR] [--repeat 3]
+        [--http] [--server gunicorn|granian] [--json OUT] [--docs] [--prepare]
+
+(``--prepare`` only writes the corpus and builds the bundle: run it outside the benchmark
+lock, then the timed run under ``flock /tmp/bench.lock``.)
 
 Writes ``--articles`` generated English articles (title 8 words, summary 40, body 450 in
 five paragraphs; word rank r drawn with probability proportional to 1/r over 30,000 words,
 the most frequent being the real English function words), builds the bundle with this
 checkout's builder, then times each query of the hostile set (docs/search.md "Cost
-model"): an OR of two-word phrases of the most frequent words up to the 200-character
-limit, an AND of such phrases, a 30-word phrase of frequent words, many exclusions (words
-and phrases), each also with ``highlight=true&page_size=100``; beside plain one- and
-two-word searches and phrases holding a stopword. Each figure is the best of ``--repeat``
-runs of that query (process CPU time, the machine being shared) with the search result cache
-emptied before each run (cold: the cost an attacker causes with a new query each time), and
-a separate figure for a repeated query (served from the cache). With ``--http`` the same through one gunicorn sync worker
-(``WEB_CONCURRENCY=1``, the production config otherwise), best of ``--repeat`` requests
-after one warm-up; the cache cannot be emptied there, so each request of a query with
-syntax excludes one more word that no article holds (``-q17``: a failed lookup, so the
-query is new to the cache and costs what it did).
+model"): an OR of two-word phrases of the most frequent words (as many as the 200-character
+and 8-phrase limits allow), an AND of such phrases, a 30-word phrase of frequent words,
+many exclusions (words, then phrases), each also with ``highlight=true&page_size=100``;
+beside plain one- and two-word searches and two-word phrases holding a stopword.
+
+In process: the best of ``--repeat`` runs of each query (process CPU time, the machine being
+shared) with the search result cache emptied before each run (cold: the cost of a query
+that is new each time), and a repeated query (served from the cache). With ``--http``: the
+same through one worker of ``--server`` (``WEB_CONCURRENCY=1`` with the production gunicorn
+config, or granian with the Makefile's options and ``--workers 1``), wall time of the best
+of ``--repeat`` requests after a warm-up; each request of a query with syntax excludes one
+more word that no article holds (``-q17``: a failed lookup), so it is new to the cache.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ import run as harness  # noqa: E402
 import sections  # noqa: E402
 
 from app.bundle.reader import Bundle, SearchPage  # noqa: E402
-from app.search.query import is_plain  # noqa: E402
+from app.search.query import MAX_PHRASES, is_plain, phrase_count  # noqa: E402
 
 FUNCTION_WORDS = [
     "the",
@@ -226,18 +230,21 @@ def hostile_queries() -> dict[str, str]:
     pairs = [f'"{top[i]} {top[(i * 7 + 3) % len(top)]}"' for i in range(len(top))]
 
     def fill(parts: list[str], joiner: str) -> str:
+        """Parts joined while the query keeps within 200 - 8 characters (room for the
+        benchmark's ``-qN``) and MAX_PHRASES phrases."""
         q = parts[0]
         for part in parts[1:]:
-            if len(q) + len(joiner) + len(part) > 200:
+            longer = q + joiner + part
+            if len(longer) > 192 or phrase_count(longer) > MAX_PHRASES:
                 break
-            q += joiner + part
+            q = longer
         return q
 
     thirty = '"' + " ".join(FUNCTION_WORDS[i % 12] for i in range(30)) + '"'
     return {
         "or-of-phrases": fill(pairs, " OR "),
         "and-of-phrases": fill(pairs, " "),
-        "30-word-phrase": thirty[:200],
+        "30-word-phrase": thirty,
         "exclusions": fill(["the"] + [f"-{w}" for w in FUNCTION_WORDS[1:]], " "),
         "phrase-exclusions": fill(["the"] + [f"-{p}" for p in pairs], " "),
     }
@@ -313,7 +320,7 @@ def _get(port: int, path: str) -> float:
     return elapsed * 1000
 
 
-def over_http(bundle: Path, scratch: Path, repeat: int) -> dict[str, Any]:
+def over_http(bundle: Path, scratch: Path, repeat: int, server: str) -> dict[str, Any]:
     port = harness.free_port()
     env = {
         **os.environ,
@@ -325,7 +332,13 @@ def over_http(bundle: Path, scratch: Path, repeat: int) -> dict[str, Any]:
         "NEWS_LOG_LEVEL": "warning",
     }
     command = [str(ROOT / ".venv" / "bin" / "gunicorn"), "-c", "app/gunicorn_conf.py"]
-    proc = harness.start([*command, "app.wsgi:app"], env, scratch / "gunicorn.log")
+    if server == "granian":
+        command = [
+            str(ROOT / ".venv" / "bin" / "granian"),
+            *harness.GRANIAN_OPTS,
+            *["--no-access-log", "--workers", "1", "--host", "127.0.0.1", "--port", str(port)],
+        ]
+    proc = harness.start([*command, "app.wsgi:app"], env, scratch / f"{server}.log")
     unique = iter(range(10**6))
     try:
         harness.wait_ready(port, proc, "/ready")
@@ -340,8 +353,8 @@ def over_http(bundle: Path, scratch: Path, repeat: int) -> dict[str, Any]:
         out: dict[str, Any] = {"hostile": {}, "plain": {}}
         for name, q in hostile_queries().items():
             out["hostile"][name] = {
-                "ms": best(q[: 200 - 8]),
-                "ms_highlight_100": best(q[: 200 - 8], "&highlight=true&page_size=100"),
+                "ms": best(q),
+                "ms_highlight_100": best(q, "&highlight=true&page_size=100"),
             }
         for name, qs in plain_queries().items():
             out["plain"][name] = {
@@ -355,7 +368,8 @@ def over_http(bundle: Path, scratch: Path, repeat: int) -> dict[str, Any]:
 
 def render(result: dict[str, Any], command: str) -> str:
     lines = [
-        f"## Search cost: hostile queries ({result['articles']:,} Zipf English articles)",
+        f"## Search cost: hostile queries ({result['articles']:,} Zipf English articles"
+        + (f", {result['server']})" if "server" in result else ")"),
         "",
         f"`{command}`: best of {result['repeat']} runs per query, cold (result cache",
         "emptied); in process (`LanguageData.search_page`, page of 20; process CPU time, as",
@@ -408,8 +422,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scratch", type=Path, default=Path("/tmp/search-cost"))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--http", action="store_true")
+    parser.add_argument("--server", choices=("gunicorn", "granian"), default="gunicorn")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--docs", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument(
+        "--prepare", action="store_true", help="only write the corpus and build the bundle"
+    )
     args = parser.parse_args(argv)
     scratch = args.scratch / f"zipf-{args.articles}-{args.seed}"
     src, bundle = scratch / "src", scratch / "bundle"
@@ -419,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
         (src / "en.jsonl").write_bytes(lines + b"\n")
     if not (bundle / "current").exists():
         build(src, bundle)
+    if args.prepare:
+        return 0
     result: dict[str, Any] = {
         "articles": args.articles,
         "repeat": args.repeat,
@@ -428,13 +448,14 @@ def main(argv: list[str] | None = None) -> int:
         "measured": datetime.now(UTC).strftime("%Y-%m-%dT%H:%MZ"),
     }
     if args.http:
-        result["http"] = over_http(bundle, scratch, args.repeat)
+        result["http"] = over_http(bundle, scratch, args.repeat, args.server)
+        result["server"] = args.server
     text = render(result, "python " + " ".join(["bench/search_cost.py", *(argv or sys.argv[1:])]))
     print(text)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
     if args.docs:
-        sections.write("search-cost", text)
+        sections.write("search-cost" + (f"-{args.server}" if args.http else ""), text)
     return 0
 
 
