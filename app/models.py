@@ -35,6 +35,7 @@ from pydantic_core import PydanticKnownError
 
 from app.bundle.format import MAX_ID_CHARS, RESERVED_IDS
 from app.languages import LANGUAGES
+from app.search.query import MAX_PHRASES, phrase_count
 from app.timestamps import format_timestamp, parse_timestamp
 
 PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX = 20, 100
@@ -924,6 +925,12 @@ def _trim(value: Any) -> Any:
     return value.strip() if isinstance(value, str) else value
 
 
+def _phrases_bounded(value: str) -> str:
+    if (count := phrase_count(value)) > MAX_PHRASES:
+        raise ValueError(f"q holds {count} phrases; at most {MAX_PHRASES} are allowed")
+    return value
+
+
 class SearchQuery(FilterQuery):
     # Declared first so its errors come first; `page` and `page_size` follow.
     q: Annotated[
@@ -938,10 +945,11 @@ class SearchQuery(FilterQuery):
             description='Keywords, all of which must match; `"a phrase"`, `-excluded` and'
             " `a OR b` (binding tighter than the implicit AND) work in every language."
             f" Trimmed, then 1 to {QUERY_MAX_CHARS} characters, at least one of them not a"
-            " space.",
+            f" space; at most {MAX_PHRASES} quoted phrases.",
             examples=["economy"],
         ),
         BeforeValidator(_trim),
+        AfterValidator(_phrases_bounded),
     ]
     category: Annotated[
         str | None,

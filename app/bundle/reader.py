@@ -34,8 +34,9 @@ from app.compression import IDENTITY, separators
 from app.languages import LANGUAGES
 from app.search import searcher as search
 from app.search.analyzers import get_analyzer
+from app.search.cache import MatchCache
 from app.search.highlight import Highlighter
-from app.search.query import compile_query
+from app.search.query import CompiledQuery, compile_query
 from app.sorted_bytes import SortedBytes
 from app.syndication import FEED_FORMATS, NEWS_TAIL
 
@@ -314,6 +315,7 @@ class LanguageData:
         if np.count_nonzero(positions != search.DELETED) != order.size:
             raise BundleError(f"{where}/{fmt.ORDER}: an article is listed twice")
         self._search_segments = []
+        self._match_cache = MatchCache()  # queries with syntax (app/search/cache.py)
         for searcher, b, seg in zip(searchers, self.bases, self.segments, strict=True):
             mine = positions[b : b + seg.docs]
             deleted = np.flatnonzero(mine == search.DELETED)
@@ -551,7 +553,7 @@ class LanguageData:
         Filters and facets work on the numpy arrays of every match: the date range is a
         position range, categories a gather from category.of, facets one bincount."""
         compiled = compile_query(query, self._analyzer)
-        pos, acc, titles = search.scored_matches(self._search_segments, compiled)
+        pos, acc, titles = self._matches(query, compiled)
         if page.first is not None or page.last is not None:
             lo, hi = self.position_range(page.first, page.last)
             keep = (pos >= lo) & (pos < hi)
@@ -580,6 +582,20 @@ class LanguageData:
                 [marker.highlight(orjson.loads(run.segment.record(run.start))) for run in runs]
             )
         return total, runs, facets, highlights
+
+    def _matches(self, query: str, compiled: CompiledQuery) -> search.Matches:
+        """search.scored_matches, kept in the bounded cache for queries with syntax."""
+        if compiled.simple:
+            return search.scored_matches(self._search_segments, compiled)
+        found = self._match_cache.get(query)
+        if found is None:
+            found = search.scored_matches(self._search_segments, compiled)
+            self._match_cache.put(query, found)
+        return found
+
+    def clear_search_cache(self) -> None:
+        """Empties the cache of query matches (benchmarks time the uncached cost)."""
+        self._match_cache.clear()
 
     def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
         """(total, list positions of the page) for a search query."""

@@ -160,7 +160,7 @@ ZH_FOLD: dict[int, int] = {
 
 # Stored in every index and checked by the Searcher: an index built by another analyser
 # version (or another Chinese table) would silently miss matches, so it is refused instead.
-ANALYZER_VERSION = f"4.{zlib.crc32((T2S_PAIRS + PHRASE_PAIRS).encode('utf-8')):08x}"
+ANALYZER_VERSION = f"5.{zlib.crc32((T2S_PAIRS + PHRASE_PAIRS).encode('utf-8')):08x}"
 
 # Taiwan vocabulary -> Mainland vocabulary (``软体`` -> ``软件``), applied after character
 # folding on both sides. Longest match, left to right, as OpenCC converts: the regex is a
@@ -193,6 +193,33 @@ ZH_PHRASE_RE = re.compile(_trie_pattern(sorted(ZH_PHRASES)))
 def fold_zh_phrases(text: str) -> str:
     """Rewrite Taiwan phrases of character-folded text to their Mainland form."""
     return ZH_PHRASE_RE.sub(lambda m: ZH_PHRASES[m.group()], text)
+
+
+# Between two CJK runs of a document separated by whitespace and punctuation only (no word, no
+# field boundary), the indexer's CJK piece holds this character instead of "\n" and posts the
+# trigrams across it, so "차량 가격을" is proven as 차량, a separator, 가격을. Not a CJK
+# character, so no unigram, bigram or query run contains it.
+RUN_GAP = " "
+
+
+def plain_gap(between: str) -> bool:
+    """Whether text between two CJK runs is only whitespace and punctuation (no word: no
+    letter or digit outside the CJK blocks, after accent folding, as WORD_RE finds words)."""
+    if between == " ":
+        return True
+    return WORD_RE.search(between if between.isascii() else fold_accents(between)) is None
+
+
+def run_proof(run: str) -> tuple[list[int], tuple[tuple[int, int], ...] | None]:
+    """(trigram keys, covering trigrams) that prove a folded run of 3+ characters occurs as
+    that sequence: every trigram must be posted, and a run of 4+ characters also needs its
+    covering trigrams at their offsets from one start (None for 3 characters)."""
+    trigrams = [trigram_key(*run[i : i + 3]) for i in range(len(run) - 2)]
+    if len(run) < 4:
+        return trigrams, None
+    # ABCDEFG -> ABC at 0, DEF at 3, EFG at 4: every character, fewest lists.
+    offsets = dict.fromkeys([*range(0, len(run) - 2, 3), len(run) - 3])
+    return trigrams, tuple((trigram_key(*run[i : i + 3]), i) for i in offsets)
 
 
 def bigram_key(first: str, second: str) -> int:
@@ -270,6 +297,46 @@ class Analyzer:
             between = fold_accents(between)
         return runs, WORD_RE.findall(between)
 
+    @staticmethod
+    def cjk_piece(normalized: str) -> tuple[str, list[str]]:
+        """(CJK piece, accent-folded words) of normalised ko/ja/zh text: the piece is its runs
+        in order, each followed by RUN_GAP when only whitespace or punctuation separates it
+        from the next run, else by "\n" (a word between, or the end of the text). The
+        indexer posts the trigrams that span a RUN_GAP, which prove a phrase's runs
+        adjacent."""
+        parts = _CJK_SPLIT_RE.split(normalized)
+        out: list[str] = []
+        for i in range(0, len(parts), 2):
+            run = parts[i]
+            if not run:
+                continue
+            if out:
+                out.append(RUN_GAP if plain_gap(parts[i - 1]) else "\n")
+            out.append(run)
+        if out:
+            out.append("\n")
+        between = " ".join(parts[1::2])
+        if not between.isascii():
+            between = fold_accents(between)
+        return "".join(out), WORD_RE.findall(between)
+
+    def phrase_stretches(self, phrase: str) -> list[str]:
+        """The parts of a quoted phrase whose CJK runs must be adjacent: each maximal sequence
+        of two or more runs separated by whitespace or punctuation only, its runs folded and
+        joined by RUN_GAP (as cjk_piece joins a document's). A word between two runs ends a
+        stretch."""
+        parts = _CJK_SPLIT_RE.split(normalize(phrase))
+        stretches: list[list[str]] = []
+        for i in range(0, len(parts), 2):
+            run = parts[i]
+            if not run:
+                continue
+            if stretches and plain_gap(parts[i - 1]):
+                stretches[-1].append(self.fold_cjk(run))
+            else:
+                stretches.append([self.fold_cjk(run)])
+        return [RUN_GAP.join(s) for s in stretches if len(s) > 1]
+
     def query_parts(self, query: str) -> tuple[list[str], list[str]]:
         """(accent-folded words before stemming, CJK runs before zh folding) of a query:
         the search terms and the highlighter (app/search/highlight.py) both start here."""
@@ -296,11 +363,10 @@ class Analyzer:
                 unigrams.append(ord(run))
                 continue
             bigrams.extend(bigram_key(run[i], run[i + 1]) for i in range(len(run) - 1))
-            trigrams.extend(trigram_key(*run[i : i + 3]) for i in range(len(run) - 2))
-            if len(run) >= 4:
-                # ABCDEFG -> ABC at 0, DEF at 3, EFG at 4: every character, fewest lists.
-                offsets = dict.fromkeys([*range(0, len(run) - 2, 3), len(run) - 3])
-                phrases.append(tuple((trigram_key(*run[i : i + 3]), i) for i in offsets))
+            run_trigrams, covers = run_proof(run)
+            trigrams.extend(run_trigrams)
+            if covers is not None:
+                phrases.append(covers)
         return QueryTerms(
             words=tuple(dict.fromkeys(self.stem_words(words))),
             unigrams=tuple(dict.fromkeys(unigrams)),

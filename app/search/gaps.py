@@ -29,31 +29,53 @@ def encode_gaps(npos: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return np.add.reduceat(width, starts), out.astype(np.uint8)
 
 
-def decode_gaps(data: np.ndarray, nbytes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def decode_gaps(
+    data: np.ndarray, nbytes: np.ndarray, offsets: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Inverse of encode_gaps for consecutive postings of nbytes bytes each (every one at
-    least 1): (positions as int64, positions per posting)."""
+    least 1): (positions as int64, positions per posting), each posting's positions plus its
+    entry of ``offsets`` when given (the phrase proof's keys, made in the same pass)."""
     if not data.size:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    if int(data.max()) < 0x80:
+    more = data >= 0x80  # a value's byte that is not its last
+    if not more.any():
         # Every value fits one byte (gaps under 128: most postings): no varint to undo.
         values = data.astype(np.int64)
         per_posting = nbytes.astype(np.int64)
     else:
-        values, per_posting = _varints(data, nbytes)
-    # Positions: running sums of the gaps, restarted at each posting.
-    total = np.cumsum(values)
+        values, per_posting = _varints(data, nbytes, more)
+    # Positions: running sums of the gaps, restarted at each posting (at its offset): one
+    # cumsum, after each posting's first gap takes away what the postings before it added.
     first = np.cumsum(per_posting) - per_posting
-    total -= np.repeat(total[first] - values[first], per_posting)
-    return total, per_posting
+    start = np.zeros(first.size, dtype=np.int64) if offsets is None else offsets.astype(np.int64)
+    adjust = start.copy()
+    if first.size > 1:
+        adjust[1:] -= start[:-1] + np.add.reduceat(values, first)[:-1]
+    values[first] += adjust
+    return np.cumsum(values), per_posting
 
 
-def _varints(data: np.ndarray, nbytes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(LEB128 values, values per posting) of consecutive postings of nbytes bytes each."""
-    b = data.astype(np.int64)
-    last = b < 0x80  # a value's last byte
-    value_of = np.cumsum(last) - last  # value number of each byte
-    begins = np.flatnonzero(np.concatenate(([True], last[:-1])))
-    k = np.arange(b.size, dtype=np.int64) - begins[value_of]
-    values = np.add.reduceat((b & 0x7F) << (7 * k), begins)
-    per_posting = np.add.reduceat(last.astype(np.int64), np.cumsum(nbytes) - nbytes)
+def _varints(
+    data: np.ndarray, nbytes: np.ndarray, more: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(LEB128 values, values per posting) of consecutive postings of nbytes bytes each;
+    ``more`` flags the bytes that are not a value's last. Most values are one byte, so each
+    value starts as its last byte and only the few longer ones take their other bytes, from
+    the last to the first (little-endian groups of 7 bits)."""
+    ends = np.flatnonzero(~more)  # each value's last byte
+    low = data.astype(np.int64) & 0x7F
+    values = low[ends]
+    begins = np.empty_like(ends)
+    begins[0] = 0
+    begins[1:] = ends[:-1] + 1
+    width = ends - begins + 1
+    longer = np.flatnonzero(width > 1)
+    k = 1
+    while longer.size:
+        at = ends[longer]
+        values[longer] = (values[longer] << 7) | low[at - k]
+        k += 1
+        longer = longer[width[longer] > k]
+    last_count = np.cumsum(~more)
+    per_posting = np.diff(last_count[np.cumsum(nbytes) - 1], prepend=0)
     return values, per_posting

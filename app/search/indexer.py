@@ -19,6 +19,7 @@ import orjson
 from app.search import layout
 from app.search.analyzers import (
     ANALYZER_VERSION,
+    RUN_GAP,
     UNIGRAM_SHIFT,
     ZH_FOLD,
     ZH_PHRASE_RE,
@@ -32,7 +33,10 @@ from app.search.analyzers import (
 from app.search.gaps import encode_gaps
 
 _NFIELDS = len(layout.FIELD_NAMES)  # 4: a "segment" is doc << 2 | field
-_SEP = 0x0A  # "\n" separates CJK runs: no bigram spans it and no query run contains it
+_SEP = 0x0A  # "\n" separates CJK runs: no n-gram spans it and no query run contains it
+# Separates runs that only whitespace or punctuation keep apart (ko/ja/zh documents): trigrams
+# span it (phrase proofs), unigrams and bigrams do not, and it is no character of a field.
+_GAP = ord(RUN_GAP)
 
 
 @dataclass(frozen=True)
@@ -165,10 +169,10 @@ def _tokenize_cjk(analyzer: Analyzer, docs: Sequence[IndexDoc]) -> _Words:
     pieces: list[str] = []
     for doc in docs:
         for text in _fields(doc):
-            runs, field_words = analyzer.split_cjk_text(normalize(text))
+            piece, field_words = analyzer.cjk_piece(normalize(text))
             words.extend(field_words)
             word_counts.append(len(field_words))
-            pieces.append("\n".join(runs) + "\n" if runs else "")
+            pieces.append(piece)
     vocab = list(dict.fromkeys(words))
     terms, stem_of_word = _number_stems(analyzer, vocab)
     term = stem_of_word[_ids(words, dict(zip(vocab, range(len(vocab)), strict=True)))]
@@ -433,7 +437,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     word_bits = max(1, len(words.terms).bit_length())
     chunks = [(d0, min(ndocs, d0 + _CHUNK_DOCS)) for d0 in range(0, ndocs, _CHUNK_DOCS)]
 
-    max_cp = max(int(cps.max()) if cps.size else 0, _SEP)
+    max_cp = max(int(cps.max()) if cps.size else 0, _SEP, _GAP)
 
     def chunk_cps(d0: int, d1: int) -> tuple[np.ndarray, np.ndarray]:
         """(Already folded) code points of a chunk and their local segment numbers."""
@@ -448,9 +452,11 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         folded, local_seg = chunk_cps(d0, d1)
         present[folded] = True
         cjk_chars[d0 * _NFIELDS : d1 * _NFIELDS] = np.bincount(
-            local_seg[folded != _SEP].astype(np.intp), minlength=(d1 - d0) * _NFIELDS
+            local_seg[(folded != _SEP) & (folded != _GAP)].astype(np.intp),
+            minlength=(d1 - d0) * _NFIELDS,
         )
     present[_SEP] = False
+    gap_id = int(np.count_nonzero(present[:_GAP])) + 1 if present[_GAP] else 0
     chars = np.flatnonzero(present)
     cbits = max(1, chars.size.bit_length())
     dense = np.cumsum(present, dtype=np.int64).astype(np.uint64)  # 1-based; separator -> 0
@@ -488,13 +494,15 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
             continue
         position = ragged_arange(doc_cjk_length[d0:d1]).astype(pos_dtype)
         ci = dense[folded]
-        is_char = ci != 0
+        in_trigram = ci != 0  # a CJK character or a run gap
+        is_char = in_trigram & (ci != gap_id) if gap_id else in_trigram
         seg_shift = np.uint64(_CHUNK_SEGBITS)
         uni_family.add(_aggregate(ci[is_char] << seg_shift | local_seg[is_char], chunk_norm, d0))
         bigram = is_char[:-1] & is_char[1:]
         pair = ci[:-1][bigram] << np.uint64(cbits) | ci[1:][bigram]
         bi_family.add(_aggregate(pair << seg_shift | local_seg[:-1][bigram], chunk_norm, d0))
-        trigram = bigram[:-1] & is_char[2:]
+        # Trigrams of characters and run gaps (a gap has a character on both sides).
+        trigram = in_trigram[:-2] & in_trigram[1:-1] & in_trigram[2:]
         triple = (ci[:-2][trigram] << np.uint64(cbits) | ci[1:-1][trigram]) << np.uint64(
             cbits
         ) | ci[2:][trigram]

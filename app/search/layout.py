@@ -20,7 +20,10 @@ search.ptr         uint32 x (terms + 1)         posting range of term t: ptr[t] 
 search.docs        uint16 or uint32 x postings  document positions, ascending within a term
 search.scores      float32 x postings           the posting's BM25F saturation (no idf),
                                                 negative when the term is in the title
-search.trigrams    uint64 x trigrams            sorted CJK trigram keys (``cp1 << 42 | ...``)
+search.trigrams    uint64 x trigrams            sorted CJK trigram keys (``cp1 << 42 | ...``);
+                                                ko/ja/zh also post the trigrams that span a
+                                                run gap (RUN_GAP, 0x20: only whitespace or
+                                                punctuation between two runs of a field)
 search.triptr      uint32 x (trigrams + 1)      trigram t's documents: tridocs[triptr[t] ..
                                                 triptr[t + 1]]
 search.tridocs     uint16 or uint32 x           document positions, ascending within a

@@ -18,9 +18,9 @@ Parsing is one linear pass over at most a few hundred characters and never raise
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from app.search.analyzers import Analyzer, QueryTerms, normalize
+from app.search.analyzers import Analyzer, QueryTerms, normalize, run_proof
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,11 +147,26 @@ def _part(analyzer: Analyzer, terms: list[Term]) -> Part | None:
     if analysed.empty:
         return None
     phrases = []
+    trigrams, covers = list(analysed.trigrams), list(analysed.phrases)
     for t in terms:
         if t.phrase:
             stems = _words_in_order(analyzer, t.text)
             if len(stems) >= 2:
                 phrases.append(tuple(stems))
+            if analyzer.cjk:
+                # Runs apart only by whitespace or punctuation must be adjacent: each stretch
+                # is proven like one run, through the trigrams that span its run gaps.
+                for stretch in analyzer.phrase_stretches(t.text):
+                    stretch_trigrams, stretch_covers = run_proof(stretch)
+                    trigrams.extend(stretch_trigrams)
+                    if stretch_covers is not None:
+                        covers.append(stretch_covers)
+    if len(trigrams) > len(analysed.trigrams):
+        analysed = replace(
+            analysed,
+            trigrams=tuple(dict.fromkeys(trigrams)),
+            phrases=tuple(dict.fromkeys(covers)),
+        )
     return Part(analysed, tuple(dict.fromkeys(phrases)))
 
 
@@ -163,6 +178,22 @@ def _merged_scoring(parts: list[Part]) -> QueryTerms:
 
 
 _EMPTY_TERMS = QueryTerms((), (), (), (), ())
+
+
+# Quoted phrases a query may hold (positive, excluded or in an OR group): each is proven
+# from word or trigram positions, the one cost that grows with the archive beyond a
+# posting lookup (docs/search.md, "Cost model"). More is a 422 (docs/api.md section 7).
+MAX_PHRASES = 8
+
+
+def phrase_count(q: str) -> int:
+    """How many quoted phrases parse(q) finds (an unclosed quote counts; ``""`` and a quote
+    of spaces do not)."""
+    if '"' not in q:
+        return 0
+    parsed = parse(q)
+    terms = [t for clause in parsed.clauses for t in clause] + list(parsed.excluded)
+    return sum(1 for t in terms if t.phrase and not t.text.isspace() and t.text)
 
 
 def is_plain(q: str) -> bool:

@@ -35,6 +35,7 @@ from app.sorted_bytes import SortedBytes
 # Relative cost of binary-searching one candidate in a posting list versus counting one
 # posting (or clearing one document slot) in the dense bincount pass; see _intersect.
 _PROBE_COST = 5
+_NONE = np.zeros(0, dtype=np.int64)
 
 
 class Searcher:
@@ -231,50 +232,95 @@ class Searcher:
             titles += hit & (stored < 0)
         return acc, titles
 
-    def part_matches(self, part: Part, cand: np.ndarray | None = None) -> np.ndarray:
-        """Local documents (ascending) matching a conjunctive part, among cand if given."""
+    def part_matches(
+        self, part: Part, cand: np.ndarray | None = None, skip: np.ndarray = _NONE
+    ) -> np.ndarray:
+        """Local documents (ascending) matching a conjunctive part, among cand if given and
+        not in the sorted ``skip`` (documents already decided): postings first, then the
+        proofs from positions, cheapest first, each on the documents still standing."""
         lookup = self.lookup(part.terms)
         phrases = [[self._word_term(w.encode("utf-8")) for w in p] for p in part.word_phrases]
         if not lookup.complete or any(min(p) < 0 for p in phrases):
             return _NONE
-        if cand is None:
-            cand = self.matches(part.terms, lookup)
-        else:
-            triptr = self._triptr
-            ranges = sorted(set(lookup.ranges), key=lambda r: (r[1] - r[0], r))
-            filters = sorted({(triptr[t], triptr[t + 1]) for t in lookup.trigram_ids.values()})
-            cand = self._probe(cand, ranges, filters)
-            for phrase in part.terms.phrases:
-                if not cand.size:
-                    break
-                covers = [(lookup.trigram_ids[k], at) for k, at in phrase]
-                cand = cand[self._phrase_mask(cand, covers)]
-        for terms in phrases:
+        triptr = self._triptr
+        ranges = sorted(set(lookup.ranges), key=lambda r: (r[1] - r[0], r))
+        filters = sorted(
+            {(triptr[t], triptr[t + 1]) for t in lookup.trigram_ids.values()},
+            key=lambda r: (r[1] - r[0], r),
+        )
+        cand = (
+            self._intersect(ranges, filters) if cand is None else self._probe(cand, ranges, filters)
+        )
+        if skip.size and cand.size:
+            cand = cand[~_lookup(skip, cand)[0]]
+        proofs = [
+            (self._run_cost(covers), False, covers)
+            for covers in (
+                [(lookup.trigram_ids[k], at) for k, at in phrase] for phrase in part.terms.phrases
+            )
+        ]
+        proofs += [(self._word_cost(terms), True, terms) for terms in phrases]
+        for _, words, covers in sorted(proofs, key=lambda p: p[0]):
             if not cand.size:
                 break
-            cand = cand[self._word_phrase_mask(cand, terms)]
+            mask = (
+                self._word_phrase_mask(cand, covers) if words else self._phrase_mask(cand, covers)
+            )
+            cand = cand[mask]
         return cand
+
+    def _word_cost(self, terms: list[int]) -> int:
+        """Position bytes of a word phrase's rarest word: what its proof reads at least."""
+        base = self._wordpbase
+        return min(base[t + 1] - base[t] for t in terms)
+
+    def _run_cost(self, covers: list[tuple[int, int]]) -> int:
+        base = self._tripbase
+        return min(base[t + 1] - base[t] for t, _ in covers)
 
     def compiled_matches(self, query: CompiledQuery) -> np.ndarray:
         """Local documents (ascending) matching a query with syntax: the required part, then
-        each OR group (a union) among those, minus each excluded part's matches."""
+        each OR group (a union) among those, minus each excluded part's matches.
+
+        An OR group's parts run most deciding first, each only on the documents no earlier
+        part matched; exclusions likewise on the candidates still standing."""
         cand: np.ndarray | None = None
         if query.required is not None:
             cand = self.part_matches(query.required)
         for group in query.any_of:
             if cand is not None and not cand.size:
                 return cand
-            hits = [self.part_matches(part, cand) for part in group]
-            cand = np.unique(np.concatenate(hits).astype(np.int64))
+            found = _NONE
+            for part in self._deciding_first(group):
+                hit = self.part_matches(part, cand, found)
+                if hit.size:
+                    found = np.union1d(found, hit.astype(np.int64))
+            cand = found
         if cand is None:
             return _NONE
-        for part in query.excluded:
+        for part in self._deciding_first(query.excluded):
             if not cand.size:
                 break
             hit = self.part_matches(part, cand)
             if hit.size:
                 cand = cand[~_lookup(hit, cand)[0]]
         return cand
+
+    def _deciding_first(self, parts: tuple[Part, ...]) -> list[Part]:
+        """Parts that need a proof from positions, those likely to match the most documents
+        first (the largest smallest posting list): each later part of an OR group or of the
+        exclusions then runs on fewer undecided documents. Parts of terms only keep their
+        order (they are cheap either way)."""
+        if not any(p.word_phrases or p.terms.phrases for p in parts):
+            return list(parts)
+
+        def reach(part: Part) -> int:
+            lookup = self.lookup(part.terms)
+            if not lookup.complete:
+                return -1
+            return min((hi - lo for lo, hi in lookup.ranges), default=0)
+
+        return sorted(parts, key=reach, reverse=True)
 
     def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
         """This index alone, every document live: (total, local documents of the page)."""
@@ -308,14 +354,18 @@ class Searcher:
         """Mask of the candidates where every (term, offset) of ``covers`` occurs at its offset
         from one start position; arrays: (ptr, docs, count per posting, base per term,
         positions) of a positional family; with varint, the counts are bytes and the
-        positions are varint-coded gaps (app.search.indexer.encode_gaps)."""
+        positions are varint-coded gaps (app.search.indexer.encode_gaps).
+
+        The rarest term (fewest positions overall) goes first, and each next term's positions
+        are read only for the candidates that still have a possible start."""
         ptr, docs, npos, base, positions = arrays
-        shift = covers[-1][1]  # keeps ``position - offset + shift`` non-negative
-        rank = np.arange(cand.size, dtype=np.int64) << 32
-        starts = np.zeros(0, dtype=np.int64)  # (candidate rank << 32) + start + shift
+        shift = max(offset for _, offset in covers)  # keeps ``position - offset + shift`` >= 0
+        covers = sorted(covers, key=lambda c: (base[c[0] + 1] - base[c[0]], c[1]))
+        live = np.arange(cand.size, dtype=np.int64)  # candidates (indexes) still possible
+        starts = np.zeros(0, dtype=np.int64)  # (candidate index << 32) + start + shift
         for n, (term, offset) in enumerate(covers):
             lo, hi = ptr[term], ptr[term + 1]
-            j = np.searchsorted(docs[lo:hi], cand)
+            j = np.searchsorted(docs[lo:hi], cand[live])
             # Where each posting's occurrences start: the term's base plus the counts before it.
             per_posting = npos[lo:hi].astype(np.int64)
             before = np.cumsum(per_posting) - per_posting
@@ -323,14 +373,13 @@ class Searcher:
             counts = per_posting[j]
             at = np.repeat(first - (np.cumsum(counts) - counts), counts)
             at += np.arange(at.size, dtype=np.int64)
-            # Ascending: ranks follow the candidates, positions ascend within a posting.
+            # Ascending: indexes follow the candidates, positions ascend within a posting.
             if varint:
-                found, counts = decode_gaps(positions[at], counts)
+                keys, _ = decode_gaps(positions[at], counts, (live << 32) + (shift - offset))
             else:
-                found = positions[at]
-            keys = np.repeat(rank, counts)
-            keys += found
-            keys += shift - offset
+                keys = np.repeat(live << 32, counts)
+                keys += positions[at]
+                keys += shift - offset
             if n == 0:
                 starts = keys
             else:
@@ -342,6 +391,8 @@ class Searcher:
                 starts = both[1:][both[1:] == both[:-1]]
             if not starts.size:
                 break
+            owner = starts >> 32
+            live = owner[np.concatenate(([True], owner[1:] != owner[:-1]))]
         mask = np.zeros(cand.size, dtype=bool)
         mask[starts >> 32] = True
         return mask
@@ -393,7 +444,6 @@ class Lookup:
 
 
 DELETED = 0xFFFFFFFF  # list position of a document that is no longer served
-_NONE = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,9 +461,10 @@ class Segment:
 _TITLE_WEIGHT = float(1 << 20)
 
 
-def scored_matches(
-    segments: list[Segment], query: CompiledQuery
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+Matches = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def scored_matches(segments: list[Segment], query: CompiledQuery) -> Matches:
     """(list positions, BM25F sums, title-term counts) of every live match, unordered.
 
     idf is computed here from the live document frequency across all segments, so the

@@ -323,6 +323,9 @@ def test_position_gaps_round_trip(postings: list[list[int]], data: st.DataObject
     positions, counts = decode_gaps(blob, nbytes[chosen])
     assert positions.tolist() == [x for i in chosen for x in lists[i]]
     assert counts.tolist() == [len(lists[i]) for i in chosen]
+    offsets = np.asarray([i << 32 for i in chosen], dtype=np.int64)
+    keys, _ = decode_gaps(blob, nbytes[chosen], offsets)
+    assert keys.tolist() == [(i << 32) + x for i in chosen for x in lists[i]]
 
 
 @given(st.text(alphabet='ab -"OR\t\u3000', max_size=40))

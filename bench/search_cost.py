@@ -1,0 +1,463 @@
+"""Cost of hostile search queries against plain search, on English articles whose words
+follow Zipf's law (as real text does), in process and through one server worker.
+
+    python bench/search_cost.py [--articles 5000] [--scratch DIR] [--repeat 3]
+        [--http] [--server gunicorn|granian] [--json OUT] [--docs] [--prepare]
+
+(``--prepare`` only writes the corpus and builds the bundle: run it outside the benchmark
+lock, then the timed run under ``flock /tmp/bench.lock``.)
+
+Writes ``--articles`` generated English articles (title 8 words, summary 40, body 450 in
+five paragraphs; word rank r drawn with probability proportional to 1/r over 30,000 words,
+the most frequent being the real English function words), builds the bundle with this
+checkout's builder, then times each query of the hostile set (docs/search.md "Cost
+model"): an OR of two-word phrases of the most frequent words (as many as the 200-character
+and 8-phrase limits allow), an AND of such phrases, a 30-word phrase of frequent words,
+many exclusions (words, then phrases), each also with ``highlight=true&page_size=100``;
+beside plain one- and two-word searches and two-word phrases holding a stopword.
+
+In process: the best of ``--repeat`` runs of each query (process CPU time, the machine being
+shared) with the search result cache emptied before each run (cold: the cost of a query
+that is new each time), and a repeated query (served from the cache). With ``--http``: the
+same through one worker of ``--server`` (``WEB_CONCURRENCY=1`` with the production gunicorn
+config, or granian with the Makefile's options and ``--workers 1``), wall time of the best
+of ``--repeat`` requests after a warm-up; each request of a query with syntax excludes one
+more word that no article holds (``-q17``: a failed lookup), so it is new to the cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import numpy as np
+import orjson
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(BENCH))
+import run as harness  # noqa: E402
+import sections  # noqa: E402
+
+from app.bundle.reader import Bundle, SearchPage  # noqa: E402
+from app.search.query import MAX_PHRASES, is_plain, phrase_count  # noqa: E402
+
+FUNCTION_WORDS = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "a",
+    "in",
+    "is",
+    "that",
+    "for",
+    "it",
+    "as",
+    "was",
+    "with",
+    "be",
+    "by",
+    "on",
+    "not",
+    "he",
+    "this",
+    "are",
+    "or",
+    "his",
+    "from",
+    "at",
+    "which",
+    "but",
+    "have",
+    "an",
+    "they",
+    "you",
+    "were",
+    "her",
+    "she",
+    "there",
+    "been",
+    "one",
+    "all",
+    "we",
+    "their",
+    "has",
+    "would",
+    "when",
+    "if",
+    "so",
+    "no",
+    "will",
+    "more",
+    "can",
+    "who",
+    "out",
+    "said",
+    "up",
+    "about",
+    "its",
+    "than",
+    "into",
+    "them",
+    "only",
+    "other",
+    "new",
+    "some",
+    "could",
+    "time",
+    "these",
+    "two",
+    "may",
+    "first",
+    "then",
+    "do",
+    "any",
+    "like",
+    "my",
+    "now",
+    "over",
+    "such",
+    "our",
+    "man",
+    "me",
+    "even",
+    "most",
+    "made",
+    "after",
+    "also",
+    "did",
+    "many",
+    "before",
+    "must",
+    "through",
+    "back",
+    "years",
+    "where",
+    "much",
+    "your",
+    "way",
+    "well",
+    "down",
+]
+VOCABULARY = 30_000
+SYLLABLES = [
+    "ba",
+    "be",
+    "bi",
+    "bo",
+    "bu",
+    "da",
+    "de",
+    "di",
+    "do",
+    "du",
+    "ka",
+    "ke",
+    "ki",
+    "ko",
+    "ku",
+    "la",
+    "le",
+    "li",
+    "lo",
+    "lu",
+    "ma",
+    "me",
+    "mi",
+    "mo",
+    "mu",
+]
+
+
+def vocabulary() -> list[str]:
+    words = list(FUNCTION_WORDS)
+    seen = set(words)
+    rng = random.Random(7)
+    while len(words) < VOCABULARY:
+        word = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    return words
+
+
+def corpus(n: int, seed: int) -> list[dict[str, Any]]:
+    words = np.array(vocabulary())
+    weights = 1.0 / np.arange(1, VOCABULARY + 1)
+    weights /= weights.sum()
+    rng = np.random.default_rng(seed)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def text(count: int, sentence: int = 15) -> str:
+        drawn = words[rng.choice(VOCABULARY, size=count, p=weights)].tolist()
+        return " ".join(
+            " ".join(drawn[i : i + sentence]).capitalize() + "." for i in range(0, count, sentence)
+        )
+
+    out = []
+    for i in range(n):
+        body = "\n\n".join(text(90) for _ in range(5))
+        out.append(
+            {
+                "id": f"z{i:06d}",
+                "language": "en",
+                "title": text(8, 8).rstrip("."),
+                "summary": text(40),
+                "content": body,
+                "category": ("politics", "economy", "science", "sports")[i % 4],
+                "tags": [],
+                "published_at": (start + timedelta(minutes=37 * i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            }
+        )
+    return out
+
+
+def hostile_queries() -> dict[str, str]:
+    """The hostile set: every query is at most 200 characters (the contract's limit)."""
+    top = FUNCTION_WORDS[:24]
+    pairs = [f'"{top[i]} {top[(i * 7 + 3) % len(top)]}"' for i in range(len(top))]
+
+    def fill(parts: list[str], joiner: str) -> str:
+        """Parts joined while the query keeps within 200 - 8 characters (room for the
+        benchmark's ``-qN``) and MAX_PHRASES phrases."""
+        q = parts[0]
+        for part in parts[1:]:
+            longer = q + joiner + part
+            if len(longer) > 192 or phrase_count(longer) > MAX_PHRASES:
+                break
+            q = longer
+        return q
+
+    thirty = '"' + " ".join(FUNCTION_WORDS[i % 12] for i in range(30)) + '"'
+    return {
+        "or-of-phrases": fill(pairs, " OR "),
+        "and-of-phrases": fill(pairs, " "),
+        "30-word-phrase": thirty,
+        "exclusions": fill(["the"] + [f"-{w}" for w in FUNCTION_WORDS[1:]], " "),
+        "phrase-exclusions": fill(["the"] + [f"-{p}" for p in pairs], " "),
+    }
+
+
+def plain_queries() -> dict[str, list[str]]:
+    words = vocabulary()
+    rng = random.Random(3)
+    mid = words[100:2000]
+    return {
+        "plain": [rng.choice(mid) for _ in range(20)]
+        + [f"{rng.choice(mid)} {rng.choice(mid)}" for _ in range(20)],
+        "stopword-phrase": [
+            f'"{rng.choice(FUNCTION_WORDS[:20])} {rng.choice(mid)}"' for _ in range(20)
+        ]
+        + [f'"{rng.choice(mid)} {rng.choice(FUNCTION_WORDS[:20])}"' for _ in range(20)],
+    }
+
+
+def build(src: Path, out: Path) -> None:
+    subprocess.run(
+        [sys.executable, "scripts/build_bundles.py", "--src", str(src), "--out", str(out)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def in_process(bundle: Path, repeat: int) -> dict[str, Any]:
+    data = Bundle.load(bundle).languages["en"]
+    page = SearchPage(order="relevance", first=None, last=None)
+
+    def once(q: str, highlight: bool, size: int, cold: bool) -> float:
+        if cold:
+            data.clear_search_cache()
+        started = time.process_time()  # CPU time: other processes share this machine
+        data.search_page(q, page, None, 0, size, highlight)
+        return time.process_time() - started
+
+    def best(q: str, highlight: bool = False, size: int = 20, cold: bool = True) -> float:
+        once(q, highlight, size, cold)  # warm the pages and the stemmer
+        return min(once(q, highlight, size, cold) for _ in range(repeat)) * 1000
+
+    out: dict[str, Any] = {"hostile": {}, "plain": {}}
+    for name, q in hostile_queries().items():
+        out["hostile"][name] = {
+            "q": q,
+            "chars": len(q),
+            "ms": best(q),
+            "ms_highlight_100": best(q, True, 100),
+            "ms_cached": best(q, cold=False),
+        }
+    for name, qs in plain_queries().items():
+        out["plain"][name] = {
+            "ms_mean": float(np.mean([best(q) for q in qs])),
+            "ms_mean_highlight": float(np.mean([best(q, True) for q in qs])),
+            "queries": len(qs),
+        }
+    return out
+
+
+def _get(port: int, path: str) -> float:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    started = time.perf_counter()
+    conn.request("GET", path)
+    reply = conn.getresponse()
+    reply.read()
+    elapsed = time.perf_counter() - started
+    conn.close()
+    if reply.status != 200:
+        raise RuntimeError(f"{path}: {reply.status}")
+    return elapsed * 1000
+
+
+def over_http(bundle: Path, scratch: Path, repeat: int, server: str) -> dict[str, Any]:
+    port = harness.free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "NEWS_BUNDLE_DIR": str(bundle),
+        "NEWS_BIND": f"127.0.0.1:{port}",
+        "NEWS_COMMENTS_DSN": f"sqlite:///{scratch / 'comments.sqlite3'}",
+        "WEB_CONCURRENCY": "1",
+        "NEWS_LOG_LEVEL": "warning",
+    }
+    command = [str(ROOT / ".venv" / "bin" / "gunicorn"), "-c", "app/gunicorn_conf.py"]
+    if server == "granian":
+        command = [
+            str(ROOT / ".venv" / "bin" / "granian"),
+            *harness.GRANIAN_OPTS,
+            *["--no-access-log", "--workers", "1", "--host", "127.0.0.1", "--port", str(port)],
+        ]
+    proc = harness.start([*command, "app.wsgi:app"], env, scratch / f"{server}.log")
+    unique = iter(range(10**6))
+    try:
+        harness.wait_ready(port, proc, "/ready")
+
+        def best(q: str, extra: str = "") -> float:
+            times = []
+            for _ in range(repeat + 1):
+                varied = q if is_plain(q) else f"{q} -q{next(unique)}"
+                times.append(_get(port, f"/api/v1/en/articles/search?q={quote(varied)}{extra}"))
+            return min(times[1:])
+
+        out: dict[str, Any] = {"hostile": {}, "plain": {}}
+        for name, q in hostile_queries().items():
+            out["hostile"][name] = {
+                "ms": best(q),
+                "ms_highlight_100": best(q, "&highlight=true&page_size=100"),
+            }
+        for name, qs in plain_queries().items():
+            out["plain"][name] = {
+                "ms_mean": float(np.mean([best(q) for q in qs])),
+                "ms_mean_highlight": float(np.mean([best(q, "&highlight=true") for q in qs])),
+            }
+        return out
+    finally:
+        harness.stop(proc)
+
+
+def render(result: dict[str, Any], command: str) -> str:
+    lines = [
+        f"## Search cost: hostile queries ({result['articles']:,} Zipf English articles"
+        + (f", {result['server']})" if "server" in result else ")"),
+        "",
+        f"`{command}`: best of {result['repeat']} runs per query, cold (result cache",
+        "emptied); in process (`LanguageData.search_page`, page of 20; process CPU time, as",
+        "the machine is shared) and, where measured, through one worker of the server (wall",
+        "time of a request; each request of a query with syntax excludes one more absent word,",
+        "so it is never served from the cache). Plain: mean of 40 one- and two-word queries of",
+        "mid-frequency words.",
+        "",
+        "| query | chars | in process ms | with highlight, page_size=100 | cached | HTTP ms "
+        "| HTTP with highlight, 100 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    http = result.get("http", {}).get("hostile", {})
+    for name, row in result["in_process"]["hostile"].items():
+        h = http.get(name, {})
+        lines.append(
+            f"| {name} | {row['chars']} | {row['ms']:.2f} | {row['ms_highlight_100']:.2f} "
+            f"| {row['ms_cached']:.3f} | {h.get('ms', float('nan')):.2f} "
+            f"| {h.get('ms_highlight_100', float('nan')):.2f} |"
+        )
+    plain = result["in_process"]["plain"]
+    lines += ["", "| group | in process ms (mean) | with highlight | HTTP ms | HTTP highlight |"]
+    lines.append("|---|---|---|---|---|")
+    hp = result.get("http", {}).get("plain", {})
+    for name, row in plain.items():
+        h = hp.get(name, {})
+        lines.append(
+            f"| {name} | {row['ms_mean']:.3f} | {row['ms_mean_highlight']:.3f} "
+            f"| {h.get('ms_mean', float('nan')):.2f} "
+            f"| {h.get('ms_mean_highlight', float('nan')):.2f} |"
+        )
+    worst = max(
+        max(r["ms"], r["ms_highlight_100"]) for r in result["in_process"]["hostile"].values()
+    )
+    lines += [
+        "",
+        f"Worst hostile query in process: {worst:.1f} ms, "
+        f"{worst / plain['plain']['ms_mean']:.1f} x plain search. "
+        f"Bundle {result['bundle_bytes']:,} B for {result['source_bytes']:,} B of source "
+        f"({result['bundle_bytes'] / result['source_bytes']:.2f} x). "
+        f"Measured {result['measured']}.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--articles", type=int, default=5000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--scratch", type=Path, default=Path("/tmp/search-cost"))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--http", action="store_true")
+    parser.add_argument("--server", choices=("gunicorn", "granian"), default="gunicorn")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--docs", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument(
+        "--prepare", action="store_true", help="only write the corpus and build the bundle"
+    )
+    args = parser.parse_args(argv)
+    scratch = args.scratch / f"zipf-{args.articles}-{args.seed}"
+    src, bundle = scratch / "src", scratch / "bundle"
+    if not (src / "en.jsonl").exists():
+        src.mkdir(parents=True, exist_ok=True)
+        lines = b"\n".join(orjson.dumps(a) for a in corpus(args.articles, args.seed))
+        (src / "en.jsonl").write_bytes(lines + b"\n")
+    if not (bundle / "current").exists():
+        build(src, bundle)
+    if args.prepare:
+        return 0
+    result: dict[str, Any] = {
+        "articles": args.articles,
+        "repeat": args.repeat,
+        "source_bytes": (src / "en.jsonl").stat().st_size,
+        "bundle_bytes": sum(p.stat().st_size for p in bundle.rglob("*") if p.is_file()),
+        "in_process": in_process(bundle, args.repeat),
+        "measured": datetime.now(UTC).strftime("%Y-%m-%dT%H:%MZ"),
+    }
+    if args.http:
+        result["http"] = over_http(bundle, scratch, args.repeat, args.server)
+        result["server"] = args.server
+    text = render(result, "python " + " ".join(["bench/search_cost.py", *(argv or sys.argv[1:])]))
+    print(text)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    if args.docs:
+        sections.write("search-cost" + (f"-{args.server}" if args.http else ""), text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
