@@ -38,6 +38,8 @@ class Settings:
     pg_pool_size: int = 4
     # Bytes of whole-page compressed bodies one worker keeps (app.whole_pages); 0: none kept.
     whole_page_cache_bytes: int = 32 << 20
+    # Bytes of whole responses one worker keeps to answer repeats (app.response_cache); 0: off.
+    response_cache_bytes: int = 128 << 20
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -74,6 +76,11 @@ class Settings:
                 "NEWS_WHOLE_PAGE_CACHE_BYTES",
                 env.get("NEWS_WHOLE_PAGE_CACHE_BYTES"),
                 defaults.whole_page_cache_bytes,
+            ),
+            response_cache_bytes=_parse_int(
+                "NEWS_RESPONSE_CACHE_BYTES",
+                env.get("NEWS_RESPONSE_CACHE_BYTES"),
+                defaults.response_cache_bytes,
             ),
         )
 

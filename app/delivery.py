@@ -29,6 +29,7 @@ from app.compression import BR, GZIP, IDENTITY, ZSTD
 from app.errors import APIError
 from app.http_cache import CachePolicy, etag_matches
 from app.negotiation import Offer, choose
+from app.response_cache import mark_repeatable
 from app.whole_pages import WHOLE_CODEC_ID, WholePages
 
 
@@ -185,6 +186,7 @@ def send(
     pages: WholePages | None = None,
     bundle_id: str = "",
     last_modified: datetime | None = None,
+    repeatable: bool = True,
 ) -> None:
     """Send `body` in the negotiated encoding with its ETag, or 304; 406 when the client
     refuses every encoding. With another `status` than 200 (a retracted article's 410)
@@ -197,7 +199,11 @@ def send(
     `pages` (with the current `bundle_id`) lets a composed page go out compressed whole
     (app.whole_pages): always in br, in gzip and zstd from its second request on.
     `last_modified` is sent as Last-Modified and answers If-Modified-Since when the request
-    has no If-None-Match (RFC 9110, 13.2.2)."""
+    has no If-None-Match (RFC 9110, 13.2.2).
+
+    The answer is marked for app.response_cache unless it may differ for the next identical
+    request of the same bundle: `repeatable=False` for answers that depend on the time, and
+    a page composed from pieces (its next answer is compressed whole)."""
     header = req.get_header("Accept-Encoding")
     paged = pages is not None and isinstance(body, Composed) and body.br is None
     repeated = False
@@ -234,6 +240,8 @@ def send(
         resp.set_header("Content-Encoding", encoding)
     if media_type is not None:
         resp.content_type = media_type
+    if repeatable and (whole or encoding == IDENTITY or not paged):
+        mark_repeatable(req)
     if whole and pages is not None:
         resp.data = pages.get(bundle_id, etag, encoding, assemble(body, IDENTITY))
     else:
@@ -249,8 +257,20 @@ def send_precomputed(
     surrogate_keys: str,
     codec: str,
     media_type: str | None = None,
+    *,
+    repeatable: bool = True,
 ) -> None:
     """For whole static documents (feeds, sitemaps): `variants` is
     `{"identity": body, **app.compression.precompress(body)}`, usually mapped from the bundle
     (whose LanguageData.codec is `codec`); `media_type` e.g. "application/atom+xml"."""
-    send(req, resp, Precomputed(variants), etag, cache, surrogate_keys, codec, media_type)
+    send(
+        req,
+        resp,
+        Precomputed(variants),
+        etag,
+        cache,
+        surrogate_keys,
+        codec,
+        media_type,
+        repeatable=repeatable,
+    )

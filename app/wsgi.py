@@ -25,6 +25,7 @@ from app.metrics import Metrics, MetricsResource
 from app.middleware import RequestLineLimit, SecurityHeaders
 from app.openapi import openapi_document
 from app.resources import articles, docs, feeds, ops
+from app.response_cache import ResponseCache
 from app.whole_pages import WholePages
 
 log = logging.getLogger("app")
@@ -40,7 +41,13 @@ def create_app(settings: Settings | None = None) -> falcon.App:
     )
 
     metrics = Metrics(store)
-    app = falcon.App(middleware=[SecurityHeaders(), metrics, RequestLineLimit()])
+    # Metrics first (they time every request), then answers that repeat (a hit skips the
+    # rest of the way, app.response_cache), then what every other request passes.
+    middleware: list[object] = [metrics]
+    if settings.response_cache_bytes > 0:
+        middleware.append(ResponseCache(store, settings.response_cache_bytes))
+    middleware += [SecurityHeaders(), RequestLineLimit()]
+    app = falcon.App(middleware=middleware)
     app.req_options.keep_blank_qs_values = True  # `page=` is a 422, `category=` no filter
     errors.install(app)
 
@@ -56,7 +63,7 @@ def create_app(settings: Settings | None = None) -> falcon.App:
         "search": articles.ArticleSearch(store, age, pages),
         "article": articles.ArticleItem(store, age),
         "categories": articles.Categories(store, age),
-        "corrections": articles.CorrectionsLog(store, age),
+        "corrections": articles.CorrectionsLog(store, age, pages),
         "feed_atom": feeds.Feed(store, age, "atom"),
         "feed_rss": feeds.Feed(store, age, "rss"),
         "feed_json": feeds.Feed(store, age, "json"),

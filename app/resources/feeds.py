@@ -146,7 +146,10 @@ class Sitemap(BundleResource):
         variants, etag = site.news_sitemap
         count = site.news_window(int(clock() * 1_000_000) - NEWS_WINDOW_MICROS)
         if count == len(site.news_ends):
-            send_precomputed(req, resp, variants, etag, self.cache, keys.SITE_KEY, site.codec, XML)
+            send_precomputed(
+                req, resp, variants, etag, self.cache, keys.SITE_KEY, site.codec, XML,
+                repeatable=False,
+            )  # fmt: skip
             return
         cut = site.news_ends[count - 1] if count else site.news_head
         body = Whole(bytes(variants[IDENTITY][:cut]) + NEWS_TAIL)
@@ -161,4 +164,5 @@ class Sitemap(BundleResource):
             XML,
             pages=self.pages,
             bundle_id=bundle_id,
+            repeatable=False,  # the window moves with the clock
         )
