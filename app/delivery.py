@@ -16,6 +16,7 @@ body with `assemble`: the one function that writes a body in an encoding. A comp
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -145,6 +146,7 @@ def whole_etag(etag: str, encoding: str) -> str:
     return f'{etag[:-1]}-{encoding}.w{WHOLE_CODEC_ID}"'
 
 
+@functools.lru_cache(maxsize=4096)  # pages of one bundle share a few hundred moments
 def http_date(moment: datetime) -> str:
     return format_datetime(moment, usegmt=True)
 

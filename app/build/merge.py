@@ -250,6 +250,7 @@ def merge_segments(
 
     fixed(fmt.ETAGS_BIN, fmt.ETAG_BYTES)
     fixed(fmt.PUBLISHED, 8)
+    fixed(fmt.UPDATED, 8)
     fixed(fmt.LINES, fmt.LINE_HASH_BYTES)
     ids = [row[1] for row in rows]
     ids_off = np.concatenate(([0], np.cumsum([len(i) for i in ids], dtype=np.int64)))

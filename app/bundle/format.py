@@ -18,6 +18,7 @@ until a merge replaces it:
     etags.bin                 16 bytes per article: BLAKE2b of its Article JSON
     ids.bin / .off            ids (UTF-8) in segment order, uint64 offsets (n + 1)
     published.i64             published_at in microseconds since the epoch
+    updated.i64               updated_at in whole seconds since the epoch (Last-Modified)
     category.u32 / categories.json
                               each article's category, as an index into the segment's names
     lines.bin                 16 bytes per article: the hash of its source line (builds only)
@@ -82,7 +83,8 @@ FORMAT_NAME = "news-bundle"
 # 4: story ids, sitemap fragments and their pieces in segments; feeds and the site entry.
 # 5: corrections in segments; retractions, their notices and the corrections log.
 # 6: the site entry's `news` (the news sitemap's window is cut at request time).
-FORMAT_VERSION = 6
+# 7: updated.i64 in segments (Last-Modified without reading the records).
+FORMAT_VERSION = 7
 # Part of every language's content hash (hence collection ETags): what is served, not the
 # layout. Bump it when the served bytes change, not when files are added.
 # 3: every Article carries `translations`.
@@ -102,6 +104,7 @@ ETAGS_BIN = "etags.bin"
 SEG_IDS_BIN = "ids.bin"
 SEG_IDS_OFF = "ids.off"
 PUBLISHED = "published.i64"
+UPDATED = "updated.i64"
 CATEGORY_OF = "category.u32"
 SEG_CATEGORIES = "categories.json"
 LINES = "lines.bin"
@@ -138,6 +141,7 @@ SEGMENT_FILES = (
     SEG_IDS_BIN,
     SEG_IDS_OFF,
     PUBLISHED,
+    UPDATED,
     CATEGORY_OF,
     SEG_CATEGORIES,
     LINES,

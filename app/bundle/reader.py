@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import bisect
 import errno
+import functools
 import hashlib
 import itertools
 import mmap
 import os
-import re
 import stat
 import sys
 import zlib
@@ -153,6 +153,7 @@ class SegmentData:
         "pieces",
         "summaries",
         "summaries_off",
+        "updated",
         "whole",
     )
 
@@ -163,6 +164,7 @@ class SegmentData:
         self.summaries = files[fmt.SUMMARIES_BIN]
         self.summaries_off = files[fmt.SUMMARIES_OFF].cast(fmt.OFFSET_TYPECODE)
         self.etags = files[fmt.ETAGS_BIN]
+        self.updated = files[fmt.UPDATED].cast("q")
         self.whole = True  # no deleted documents: consecutive gids can be sliced as one run
         # (kind, encoding) -> (blob, offsets, separator length): every encoding of a record.
         self.pieces: dict[tuple[str, str], tuple[memoryview, memoryview, int]] = {}
@@ -185,6 +187,8 @@ class SegmentData:
                 raise BundleError(f"{where}/{kind} ({encoding}): offsets do not match the data")
         if len(self.etags) != docs * fmt.ETAG_BYTES:
             raise BundleError(f"{where}/{fmt.ETAGS_BIN}: size does not match")
+        if len(self.updated) != docs:
+            raise BundleError(f"{where}/{fmt.UPDATED}: size does not match")
 
     def record(self, local: int) -> memoryview:
         off = self.articles_off
@@ -244,25 +248,22 @@ class Run:
         return self.segment.encoded_run(kind, encoding, self.start, self.stop)
 
 
-# The Article JSON's own `updated_at` (no other object in it has that key; string values are
-# escaped, so the pattern cannot match inside text).
-_UPDATED_AT = re.compile(rb'"updated_at":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)')
-
-
 def newest_updated(runs: Sequence[Run]) -> datetime | None:
     """Last-Modified of a page of articles: the newest `updated_at` of its records, to the
-    second (an HTTP-date's precision); None for an empty page. One regular-expression search
-    per record (about 1 µs for an article), so a page of 100 costs about 0.1 ms."""
-    newest = b""
+    second (an HTTP-date's precision; updated.i64, written by the builder); None for an empty
+    page."""
+    newest = None
     for run in runs:
-        segment = run.segment
-        for local in range(run.start, run.stop):
-            m = _UPDATED_AT.search(segment.record(local))
-            if m is not None and m[1] > newest:
-                newest = m[1]  # fixed-width UTC text: the greatest is the newest
-    if not newest:
-        return None
-    return datetime.strptime(newest.decode(), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+        if run.stop > run.start:
+            top = max(run.segment.updated[run.start : run.stop])
+            if newest is None or top > newest:
+                newest = top
+    return None if newest is None else _moment(newest)
+
+
+@functools.lru_cache(maxsize=4096)
+def _moment(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
 
 
 class LanguageData:
