@@ -39,11 +39,10 @@ def link_header(
     be longer than LINK_MAX_CHARS."""
     last = max(1, -(-total // page_size))
     path, query = req.path, req.query_string
-    names = known_names(model)
     # Only short targets are cached (as Accept-Encoding values are, app/negotiation.py): a
     # client sending 8 KB query strings cannot fill the cache with megabytes.
     head = (_head if len(path) + len(query) <= _CACHEABLE_CHARS else _head.__wrapped__)(
-        path, query, names
+        path, query, model
     )
     links = [f'<{head}1>; rel="first"']
     if page > 1:
@@ -75,11 +74,12 @@ def known_names(model: type[pydantic.BaseModel]) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=4096)  # popular pages recur; the encoding is most of the work
-def _head(path: str, query: str, names: frozenset[str]) -> str:
+def _head(path: str, query: str, model: type[pydantic.BaseModel]) -> str:
     """`path?kept&page=`: the path percent-encoded (an article id may hold spaces or Hangul,
     and a header is ASCII), each known parameter but `page` encoded once for all the links."""
     head = quote(path, safe=_PATH_SAFE) + "?"
     if query:
+        names = known_names(model)
         kept: dict[str, str] = {}
         for name, value in parse_qsl(query, keep_blank_values=True):
             if name in names:

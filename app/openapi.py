@@ -149,7 +149,8 @@ RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
     "Link": {
         "description": 'RFC 8288 pages: `rel="first"` and `rel="last"` always, `rel="prev"` and'
         ' `rel="next"` where that page exists (past the last page, `prev` is the last page);'
-        " relative URLs keeping every other query parameter.",
+        " relative URLs keeping the operation's other query parameters (unknown ones are"
+        " left out). Not sent when it would exceed 6,144 characters.",
         **_STRING,
         "example": '</api/v1/en/articles?page_size=5&page=1>; rel="first", '
         '</api/v1/en/articles?page_size=5&page=3>; rel="next", '
