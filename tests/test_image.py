@@ -128,7 +128,7 @@ def test_image_serves_the_origin_bundle_non_root_read_only(image: str, tmp_path:
         assert orjson.loads(ready.body) == {"status": "ready", "bundle": bundle_id}
 
         article = exchange(port, "GET", "/api/v1/en/articles/latest?limit=1", None, None, 5)
-        assert article.status == 200 and orjson.loads(article.body)["items"]
+        assert article.status == 200 and orjson.loads(article.body)[0]["language"] == "en"
         metrics = exchange(port, "GET", "/metrics", None, None, 5)
         assert metrics.status == 200
         assert f'news_bundle_info{{bundle="{bundle_id}"}} 1.0' in metrics.body.decode()
