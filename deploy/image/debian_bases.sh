@@ -73,6 +73,9 @@ for kind in python node; do
       find "$cache" -maxdepth 1 -name "$kind-$suite-*.tar" ! -name "${tarball##*/}" -delete
     fi
     podman import --quiet "$tarball" "$image" >/dev/null
+    # Bases of this kind made from an older key will never be used again.
+    podman images --format '{{.Repository}}:{{.Tag}}' "localhost/news-$kind-base" \
+      | grep -vxF "$image" | xargs -r podman rmi --force >/dev/null 2>&1 || true
   fi
   echo "$image"
 done
