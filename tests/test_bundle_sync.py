@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from falcon.testing import TestClient
 
 from app.build.cli import build
+from app.build.install import damaged_objects
+from app.bundle.reader import Bundle
 from app.config import Settings
 from app.wsgi import create_app
 from tests.reliability.harness import SAMPLE_SRC
@@ -69,3 +76,47 @@ def test_a_damaged_origin_bundle_is_not_installed(tmp_path: Path) -> None:
     victim.write_bytes(victim.read_bytes()[:-10])
     assert bundle_sync.main(["--origin", str(origin), "--dest", str(dest), "--once"]) == 1
     assert served_bundle(dest, tmp_path) == first  # still the verified one
+
+
+def test_sidecar_copies_damaged_files_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Between origin changes, the sidecar stats the served files: missing or truncated ones
+    are copied again from the origin, and the directory serves the same bundle, whole."""
+    origin, dest = tmp_path / "origin", tmp_path / "served"
+    first = build(SAMPLE_SRC, origin)
+    assert bundle_sync.main(["--origin", str(origin), "--dest", str(dest), "--once"]) == 0
+    manifest_before = (dest / "manifest.json").read_bytes()
+    capsys.readouterr()  # the init pass's output
+    seen: list[str] = []
+
+    def output() -> str:
+        captured = capsys.readouterr()
+        seen.append(captured.out + captured.err)
+        return "".join(seen)
+
+    sidecar = threading.Thread(target=bundle_sync.sync, args=(origin, dest, 0.1, False, 100))
+    sidecar.start()
+    try:
+        assert wait_for(lambda: "bundle" in output())  # its first pass (nothing to do)
+        objects = sorted((dest / "objects").iterdir(), key=lambda p: -p.stat().st_size)
+        objects[0].unlink()
+        os.truncate(objects[1], 10)
+        assert damaged_objects(dest) == sorted([objects[0].name, objects[1].name])
+        assert wait_for(lambda: "repaired bundle" in output())
+    finally:
+        sidecar.join(30)
+    log = output()
+    assert "2 damaged object(s)" in log and "copying them again" in log
+    assert damaged_objects(dest) == []
+    assert (dest / "manifest.json").read_bytes() == manifest_before
+    assert Bundle.load(dest, verify="sha256").bundle_id == first
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()

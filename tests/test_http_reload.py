@@ -17,7 +17,7 @@ import pytest
 from falcon.testing import TestClient
 
 from app.build.cli import build
-from app.bundle.reader import Bundle, BundleError
+from app.bundle.reader import Bundle, BundleError, BundleUnavailable
 from app.bundle.store import BundleStore
 from app.config import PROJECT_ROOT, Settings
 from app.languages import LANGUAGES
@@ -378,3 +378,35 @@ def test_forked_worker_checks_disk_on_first_request(served: Path, tmp_path: Path
     os.waitpid(pid, 0)
     assert child_saw == new_id
     assert store.current().bundle_id == old_id  # the "master" keeps its schedule
+
+
+def test_cp_of_the_same_bundle_over_the_served_one_heals(served: Path, tmp_path: Path) -> None:
+    """`cp -r` of the bundle over its own served directory: every file is truncated, then
+    written again in place, the manifest included. Seen half-way, the store stops serving
+    what is damaged (and refuses the half-copied generation); once the copy is complete it
+    serves the whole bundle again, without a restart."""
+    store = BundleStore(served, check_interval=3600)  # driven by hand: refresh()
+    before = store._bundle
+    body = before.languages["en"].article(0).tobytes()
+    files = sorted(p for p in served.rglob("*") if p.is_file())
+    saved = {p: p.read_bytes() for p in files}
+    half = len(files) // 2
+    for path in files[:half]:
+        os.chmod(path, 0o644)
+        with open(path, "wb") as fh:  # O_TRUNC, as cp does, then the same bytes
+            fh.write(saved[path])
+    for path in files[half:]:
+        os.chmod(path, 0o644)
+        os.truncate(path, 0)  # cp has not got to these yet
+    store.refresh()
+    assert store._bundle.damage and store.damage_report() is not None
+    with pytest.raises(BundleUnavailable):
+        store._bundle.languages["en"].article(0)
+    for path in files[half:]:
+        path.write_bytes(saved[path])
+    for _ in range(3):  # the files changed: the refused manifest is tried again
+        store.refresh()
+    assert not store._bundle.damage and store.damage_report() is None
+    assert store.rejection is None
+    assert store._bundle.bundle_id == before.bundle_id
+    assert store._bundle.languages["en"].article(0).tobytes() == body

@@ -104,8 +104,8 @@ class BundleStore:
         self._stop.set()
 
     def refresh(self, *, locked: bool = False) -> bool:
-        """Load the bundle on disk if it is new and valid, then look for damage to the one
-        served and try to heal it; True if the served bundle was swapped."""
+        """Look for damage to the served bundle (and try to heal it), then load the bundle on
+        disk if it is new and valid; True if the served bundle was swapped."""
         if not locked and not self._lock.acquire(blocking=False):
             return False  # another thread is already checking; serve what we have
         try:

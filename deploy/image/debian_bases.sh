@@ -53,8 +53,10 @@ for kind in python node; do
       cp -a "$minbase/." "$root/"
       printf '%s\n' "deb $mirror $suite main" "deb $mirror $suite-updates main" \
         "deb $security $suite-security main" > "$root/etc/apt/sources.list"
-      cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" \
-        2>/dev/null || true
+      mkdir -p "$root/usr/local/share/ca-certificates"
+      for ca in /usr/local/share/ca-certificates/*.crt; do
+        if [ -f "$ca" ]; then cp "$ca" "$root/usr/local/share/ca-certificates/"; fi
+      done
       cp /etc/resolv.conf "$root/etc/resolv.conf"
       chroot "$root" /bin/sh -ec "
         export DEBIAN_FRONTEND=noninteractive
@@ -71,6 +73,9 @@ for kind in python node; do
       find "$cache" -maxdepth 1 -name "$kind-$suite-*.tar" ! -name "${tarball##*/}" -delete
     fi
     podman import --quiet "$tarball" "$image" >/dev/null
+    # Bases of this kind made from an older key will never be used again.
+    podman images --format '{{.Repository}}:{{.Tag}}' "localhost/news-$kind-base" \
+      | grep -vxF "$image" | xargs -r podman rmi --force >/dev/null 2>&1 || true
   fi
   echo "$image"
 done
