@@ -21,6 +21,7 @@ from app.build import retractions
 from app.build.merge import SegmentReader
 from app.build.retractions import RetractedArticle
 from app.bundle import format as fmt
+from app.bundle.id_index import build_table
 from app.bundle.objects import ObjectEntry, ObjectStore
 from app.compression import CODEC_ID, precompress
 from app.public_urls import PublicUrls
@@ -107,6 +108,7 @@ def build_generation(
         (fmt.IDS_BIN, b"".join(i for i, _ in by_id)),
         (fmt.IDS_OFF, ids_off.astype("<u8").tobytes()),
         (fmt.IDS_GID, np.asarray([g for _, g in by_id], dtype="<u4").tobytes()),
+        (fmt.IDS_HASH, build_table([i for i, _ in by_id])),
         (fmt.CATEGORY_POS, grouped.tobytes()),
         (fmt.CATEGORIES_JSON, categories_json),
         *((fmt.CATEGORIES_ENCODED[e], encoded[e]) for e in sorted(fmt.CATEGORIES_ENCODED)),

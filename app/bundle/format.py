@@ -42,6 +42,7 @@ rewritten by every publish; they are a few bytes per article:
 
     order.u32                 gid of every served article, in list order
     ids.bin / .off / .gid     served ids sorted bytewise, uint64 offsets, and each id's gid
+    ids.hash                  hash table over those ids for O(1) lookup (app.bundle.id_index)
     category.pos              list positions grouped by category (categories in code-point
                               order; the ranges are in the manifest)
     categories.json           the categories response body
@@ -83,7 +84,7 @@ FORMAT_NAME = "news-bundle"
 # 4: story ids, sitemap fragments and their pieces in segments; feeds and the site entry.
 # 5: corrections in segments; retractions, their notices and the corrections log.
 # 6: the site entry's `news` (the news sitemap's window is cut at request time).
-# 7: updated.i64 in segments (Last-Modified without reading the records).
+# 7: updated.i64 in segments (Last-Modified without reading the records); ids.hash.
 FORMAT_VERSION = 7
 # Part of every language's content hash (hence collection ETags): what is served, not the
 # layout. Bump it when the served bytes change, not when files are added.
@@ -158,6 +159,7 @@ ORDER = "order.u32"
 IDS_BIN = "ids.bin"
 IDS_OFF = "ids.off"
 IDS_GID = "ids.gid"
+IDS_HASH = "ids.hash"
 CATEGORY_POS = "category.pos"
 CATEGORIES_JSON = "categories.json"
 # The categories body in each content coding: encoding -> file.
@@ -185,6 +187,7 @@ GENERATION_FILES = (
     IDS_BIN,
     IDS_OFF,
     IDS_GID,
+    IDS_HASH,
     CATEGORY_POS,
     CATEGORIES_JSON,
     *CATEGORIES_ENCODED.values(),

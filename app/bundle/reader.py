@@ -30,6 +30,7 @@ import orjson
 
 from app.bundle import format as fmt
 from app.bundle import ranking
+from app.bundle.id_index import IdIndex
 from app.compression import IDENTITY, separators
 from app.languages import LANGUAGES
 from app.search import searcher as search
@@ -323,11 +324,20 @@ class LanguageData:
             seg.whole = not deleted.size
             self._search_segments.append(search.Segment(searcher, mine, deleted))
         self._analyzer = get_analyzer(language)
-        self._ids = SortedIds(gen[fmt.IDS_BIN], gen[fmt.IDS_OFF], gen[fmt.IDS_GID])
-        if len(self._ids) != self.count or len(self._ids.gids()) != self.count:
+        id_gids = gen[fmt.IDS_GID].cast(fmt.POSITION_TYPECODE)
+        if len(id_gids) != self.count:
             raise BundleError(f"{where}/ids: index size does not match {self.count} articles")
-        if self.count and max(self._ids.gids()) >= base:
+        if self.count and max(id_gids) >= base:
             raise BundleError(f"{where}/{fmt.IDS_GID}: gid out of range")
+        try:
+            self._ids = IdIndex(
+                gen[fmt.IDS_BIN],
+                gen[fmt.IDS_OFF].cast(fmt.OFFSET_TYPECODE),
+                id_gids,
+                gen[fmt.IDS_HASH].cast(fmt.POSITION_TYPECODE),
+            )
+        except ValueError as exc:
+            raise BundleError(f"{where}/{fmt.IDS_HASH}: {exc}") from None
         self.categories_json: bytes = gen[fmt.CATEGORIES_JSON].tobytes()
         # encoding -> the categories body in it (identity included)
         self.categories_encoded: dict[str, bytes] = {IDENTITY: self.categories_json}
