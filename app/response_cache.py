@@ -7,6 +7,8 @@ again as it was: status, headers and body. A hit costs a dictionary lookup and t
 copy, not a route, a parameter check, a lookup in the bundle and a join of slices.
 
 What is kept, and when:
+- only an answer asked for a second time (the keys of answers sent once are remembered, at
+  most four times `max_entries` of them);
 - only responses that `send` marks as repeatable (`mark_repeatable`): a page sent composed
   from pieces the first time is not, because its second answer is compressed whole
   (app.whole_pages), and must stay so;
@@ -64,6 +66,7 @@ class ResponseCache:
         self.max_entries = max_entries
         self._bundle: Bundle | None = None
         self._entries: dict[tuple[str, str, str, str | None], _Entry] = {}
+        self._seen: set[tuple[str, str, str, str | None]] = set()  # answered once
         self._size = 0
         self._lock = threading.Lock()
         self.hits = 0  # tests and benchmarks
@@ -112,12 +115,20 @@ class ResponseCache:
         size = len(body)
         if key is None or req.uri_template is None or size > self.max_bytes // 16:
             return  # (a few large bodies must not push out many small ones)
-        entry = _Entry(resp.status_code, resp.headers, bytes(body), req.uri_template)
         with self._lock:
             if self._bundle is not bundle:
                 self._bundle = bundle
                 self._entries = {}
+                self._seen = set()
                 self._size = 0
+            if key not in self._seen:
+                # Kept from its second answer on: a long tail of distinct requests (the cold
+                # figure in docs/benchmarks.md) pays a set insertion, not a copy of its body.
+                if len(self._seen) >= 4 * self.max_entries:
+                    self._seen.clear()
+                self._seen.add(key)
+                return
+            entry = _Entry(resp.status_code, resp.headers, bytes(body), req.uri_template)
             old = self._entries.pop(key, None)
             if old is not None:
                 self._size -= len(old.body)

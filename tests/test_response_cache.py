@@ -197,8 +197,11 @@ def test_the_cache_stays_within_its_bounds() -> None:
     for _ in range(3):
         client.simulate_get("/fixed/1001")
     assert fixed.calls == before + 3
-    # A kept one is answered without the resource, until the bundle object changes.
+    # Kept from its second answer on, then answered without the resource, until the bundle
+    # object changes.
     client.simulate_get("/fixed/7")
+    client.simulate_get("/fixed/7")
+    assert cache.size >= 7
     before = fixed.calls
     client.simulate_get("/fixed/7")
     assert fixed.calls == before
