@@ -90,7 +90,8 @@ def purge_keys(report: BuildReport, site_changed: bool) -> list[str]:
         ]
         keys += [
             surrogate_keys.article_key(language, i)
-            for i in report.changed_articles.get(language, [])
+            # an id may be there twice: a withdrawn retraction is also a new article
+            for i in dict.fromkeys(report.changed_articles.get(language, []))
         ]
     return keys + site
 
