@@ -230,7 +230,7 @@ def send(
     if media_type is not None:
         resp.content_type = media_type
     if whole and pages is not None:
-        resp.data = pages.get(bundle_id, etag, encoding, assemble(body, IDENTITY))
+        resp.data = pages.get(bundle_id, etag, encoding, lambda: assemble(body, IDENTITY))
     else:
         resp.data = assemble(body, encoding)
 

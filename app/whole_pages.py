@@ -21,6 +21,7 @@ import struct
 import threading
 import zlib
 from collections import OrderedDict
+from collections.abc import Callable
 
 import brotli
 import zstandard
@@ -109,9 +110,10 @@ class WholePages:
             self._seen.add(etag)
             return False
 
-    def get(self, bundle_id: str, etag: str, encoding: str, identity: bytes) -> bytes:
-        """The page compressed whole in `encoding`: from the cache, or compressed now and
-        kept when it fits (a page over a quarter of the budget is never kept)."""
+    def get(self, bundle_id: str, etag: str, encoding: str, identity: Callable[[], bytes]) -> bytes:
+        """The page compressed whole in `encoding`: from the cache, or compressed now (from
+        `identity()`, called only then) and kept when it fits (a page over a quarter of the
+        budget is never kept)."""
         key = (etag, encoding)
         with self._lock:
             self._switch(bundle_id)
@@ -119,7 +121,7 @@ class WholePages:
             if body is not None:
                 self._pages.move_to_end(key)
                 return body
-        body = compress(encoding, identity)  # outside the lock: other threads go on
+        body = compress(encoding, identity())  # outside the lock: other threads go on
         with self._lock:
             self.compressed += 1
             if self._bundle != bundle_id or len(body) > self.max_bytes // 4:
