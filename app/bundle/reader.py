@@ -187,15 +187,20 @@ class Run:
 _UPDATED_AT = re.compile(rb'"updated_at":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)')
 
 
+_TAIL = 512  # updated_at follows the content: its record's last bytes almost always hold it
+
+
 def newest_updated(runs: Sequence[Run]) -> datetime | None:
     """Last-Modified of a page of articles: the newest `updated_at` of its records, to the
     second (an HTTP-date's precision); None for an empty page. One regular-expression search
-    per record (about 1 µs for an article), so a page of 100 costs about 0.1 ms."""
+    in each record's last 512 bytes (the whole record when it is not there): about 1 µs an
+    article, against 4 µs for a search from the start of a 4.5 KB record."""
     newest = b""
     for run in runs:
         segment = run.segment
         for local in range(run.start, run.stop):
-            m = _UPDATED_AT.search(segment.record(local))
+            record = segment.record(local)
+            m = _UPDATED_AT.search(record[-_TAIL:]) or _UPDATED_AT.search(record)
             if m is not None and m[1] > newest:
                 newest = m[1]  # fixed-width UTC text: the greatest is the newest
     if not newest:
