@@ -245,7 +245,7 @@ def send(
     if repeatable and (whole or encoding == IDENTITY or not paged):
         mark_repeatable(req)
     if whole and pages is not None:
-        resp.data = pages.get(bundle_id, etag, encoding, assemble(body, IDENTITY))
+        resp.data = pages.get(bundle_id, etag, encoding, lambda: assemble(body, IDENTITY))
     else:
         resp.data = assemble(body, encoding)
 

@@ -21,6 +21,7 @@ import struct
 import threading
 import zlib
 from collections import OrderedDict
+from collections.abc import Callable
 
 import brotli
 import zstandard
@@ -32,9 +33,8 @@ from app.compression import BR, GZIP, GZIP_HEADER, ZSTD
 # faster still, but reaches 1.15 x on pages whose articles share paragraphs.)
 GZIP_LEVEL = 4
 ZSTD_LEVEL = 3
-# Quality 5, the reference itself: quality 4 (brotli's last fast level, 0.7 of the time) came
-# to 1.19 x quality 5 on a Chinese page of the sample, past the 1.15 x bound; a kept page
-# (here and in app.response_cache) pays the difference once.
+# Quality 5, the reference itself: quality 4 came to 1.10 x on the whole mix but 1.24 x on
+# some pages. br is chosen only by clients that prefer it to zstd and gzip (PAGE_OFFERS).
 BROTLI_QUALITY = 5
 
 # Part of a whole page's ETag (`-zstd.w<id>`): what determines its bytes.
@@ -110,9 +110,10 @@ class WholePages:
             self._seen.add(etag)
             return False
 
-    def get(self, bundle_id: str, etag: str, encoding: str, identity: bytes) -> bytes:
-        """The page compressed whole in `encoding`: from the cache, or compressed now and
-        kept when it fits (a page over a quarter of the budget is never kept)."""
+    def get(self, bundle_id: str, etag: str, encoding: str, identity: Callable[[], bytes]) -> bytes:
+        """The page compressed whole in `encoding`: from the cache, or compressed now (from
+        `identity()`, called only then) and kept when it fits (a page over a quarter of the
+        budget is never kept)."""
         key = (etag, encoding)
         with self._lock:
             self._switch(bundle_id)
@@ -120,7 +121,7 @@ class WholePages:
             if body is not None:
                 self._pages.move_to_end(key)
                 return body
-        body = compress(encoding, identity)  # outside the lock: other threads go on
+        body = compress(encoding, identity())  # outside the lock: other threads go on
         with self._lock:
             self.compressed += 1
             if self._bundle != bundle_id or len(body) > self.max_bytes // 4:

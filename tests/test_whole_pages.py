@@ -28,6 +28,7 @@ from app.languages import LANGUAGES
 from app.timestamps import parse_timestamp
 from app.whole_pages import WHOLE_CODEC_ID, WholePages, compress
 from app.wsgi import create_app
+from tests.helpers import good, write_jsonl
 from tests.http_support import decode_body
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
@@ -120,17 +121,22 @@ def test_the_cache_is_bounded_and_emptied_by_a_new_bundle() -> None:
     for etag, body in bodies:
         assert not pages.repeated("b1", etag)
         assert pages.repeated("b1", etag)
-        assert zstandard.ZstdDecompressor().decompress(pages.get("b1", etag, ZSTD, body)) == body
+        kept = pages.get("b1", etag, ZSTD, lambda b=body: b)
+        assert zstandard.ZstdDecompressor().decompress(kept) == body
         assert pages.size <= 4000
     before = pages.compressed
-    pages.get("b1", bodies[-1][0], ZSTD, bodies[-1][1])
+
+    def never() -> bytes:
+        raise AssertionError("a kept page is not assembled again")
+
+    pages.get("b1", bodies[-1][0], ZSTD, never)
     assert pages.compressed == before  # the newest is still kept
-    pages.get("b1", bodies[0][0], ZSTD, bodies[0][1])
+    pages.get("b1", bodies[0][0], ZSTD, lambda: bodies[0][1])
     assert pages.compressed == before + 1  # the oldest was evicted
     assert not pages.repeated("b2", bodies[-1][0])  # another bundle: nothing seen, nothing kept
     assert pages.size == 0
     big = WholePages(max_bytes=100)
-    big.get("b", '"x"', BR, bytes(range(256)) * 8)  # over a quarter of the budget: not kept
+    big.get("b", '"x"', BR, lambda: bytes(range(256)) * 8)  # over a quarter of the budget: not kept
     assert big.size == 0
 
 
@@ -181,3 +187,32 @@ def test_if_modified_since(sample: falcon.testing.TestClient) -> None:
     # If-None-Match wins: a tag that does not match means 200 whatever the date says.
     both = get(sample, path, **{"If-Modified-Since": later, "If-None-Match": '"nope"'})
     assert both.status_code == 200
+
+
+def test_last_modified_when_updated_at_is_far_from_the_end(tmp_path: Path) -> None:
+    """Translations with long ids push `updated_at` over 512 bytes from the record's end:
+    the search falls back to the whole record."""
+    records = [
+        good(
+            f"{language}-{'x' * 190}-{n}",
+            language=language,
+            story_id=f"story-{n}",
+            published_at=f"2026-03-0{n + 1}T00:00:00Z",
+            updated_at=f"2026-04-0{9 - n}T12:34:56Z",
+        )
+        for language in LANGUAGES
+        for n in range(3)
+    ]
+    write_jsonl(tmp_path / "src" / "a.jsonl", records)
+    build(tmp_path / "src", tmp_path / "out", jobs=1)
+    client = falcon.testing.TestClient(
+        create_app(Settings(bundle_dir=tmp_path / "out", comments_dsn=f"sqlite:///{tmp_path}/c"))
+    )
+    page = client.simulate_get("/api/v1/en/articles")
+    one = client.simulate_get(f"/api/v1/en/articles/{quote(page.json['items'][0]['id'])}")
+    after = one.content.split(b'"updated_at":"', 1)[1]
+    assert len(after) > 512  # the translations after it: the fast path misses
+    assert one.headers["last-modified"] == "Tue, 07 Apr 2026 12:34:56 GMT"  # its own (n = 2)
+    assert parsedate_to_datetime(page.headers["last-modified"]) == datetime(
+        2026, 4, 9, 12, 34, 56, tzinfo=UTC
+    )
