@@ -123,9 +123,6 @@ def separators(sep: bytes) -> dict[str, bytes]:
     return {IDENTITY: sep, GZIP: stored_deflate(sep), ZSTD: raw_zstd_frame(sep), BR: b""}
 
 
-# JSON records (articles, summaries) are joined by commas.
-SEPARATOR = separators(b",")
-
 
 def precompress_br(body: bytes | memoryview) -> bytes:
     return brotli.compress(bytes(body), quality=BROTLI_QUALITY)
