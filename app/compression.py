@@ -123,7 +123,6 @@ def separators(sep: bytes) -> dict[str, bytes]:
     return {IDENTITY: sep, GZIP: stored_deflate(sep), ZSTD: raw_zstd_frame(sep), BR: b""}
 
 
-
 def precompress_br(body: bytes | memoryview) -> bytes:
     return brotli.compress(bytes(body), quality=BROTLI_QUALITY)
 
