@@ -195,13 +195,13 @@ def vocabulary() -> list[str]:
 
 def corpus(n: int, seed: int) -> list[dict[str, Any]]:
     words = np.array(vocabulary())
-    weights = 1.0 / np.arange(1, VOCABULARY + 1)
-    weights /= weights.sum()
+    cdf = np.cumsum(1.0 / np.arange(1, VOCABULARY + 1))
+    cdf /= cdf[-1]
     rng = np.random.default_rng(seed)
     start = datetime(2026, 1, 1, tzinfo=UTC)
 
     def text(count: int, sentence: int = 15) -> str:
-        drawn = words[rng.choice(VOCABULARY, size=count, p=weights)].tolist()
+        drawn = words[np.searchsorted(cdf, rng.random(count), side="right")].tolist()
         return " ".join(
             " ".join(drawn[i : i + sentence]).capitalize() + "." for i in range(0, count, sentence)
         )
@@ -435,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         src.mkdir(parents=True, exist_ok=True)
         lines = b"\n".join(orjson.dumps(a) for a in corpus(args.articles, args.seed))
         (src / "en.jsonl").write_bytes(lines + b"\n")
-    if not (bundle / "current").exists():
+    if not (bundle / "manifest.json").exists():
         build(src, bundle)
     if args.prepare:
         return 0
