@@ -2,7 +2,7 @@
 follow Zipf's law (as real text does), in process and through one server worker.
 
     python bench/search_cost.py [--articles 5000] [--scratch DIR] [--repeat 3]
-        [--http] [--server gunicorn|granian] [--json OUT] [--docs] [--prepare]
+        [--http] [--server gunicorn|granian] [--json OUT] [--docs] [--prepare] [--render JSON]
 
 (``--prepare`` only writes the corpus and builds the bundle: run it outside the benchmark
 lock, then the timed run under ``flock /tmp/bench.lock``.)
@@ -428,7 +428,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--prepare", action="store_true", help="only write the corpus and build the bundle"
     )
+    parser.add_argument("--render", type=Path, help="only write the docs from this JSON")
     args = parser.parse_args(argv)
+    if args.render:
+        result = json.loads(args.render.read_text())
+        command = result.get("command", "python bench/search_cost.py")
+        name = "search-cost" + (f"-{result['server']}" if "server" in result else "")
+        sections.write(f"{name}-{result['articles']}", render(result, command))
+        return 0
     scratch = args.scratch / f"zipf-{args.articles}-{args.seed}"
     src, bundle = scratch / "src", scratch / "bundle"
     if not (src / "en.jsonl").exists():
@@ -450,12 +457,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.http:
         result["http"] = over_http(bundle, scratch, args.repeat, args.server)
         result["server"] = args.server
-    text = render(result, "python " + " ".join(["bench/search_cost.py", *(argv or sys.argv[1:])]))
+    result["command"] = "python " + " ".join(["bench/search_cost.py", *(argv or sys.argv[1:])])
+    text = render(result, result["command"])
     print(text)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
     if args.docs:
-        sections.write("search-cost" + (f"-{args.server}" if args.http else ""), text)
+        name = "search-cost" + (f"-{args.server}" if args.http else "")
+        sections.write(f"{name}-{args.articles}", text)
     return 0
 
 
