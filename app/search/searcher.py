@@ -365,20 +365,26 @@ class Searcher:
         starts = np.zeros(0, dtype=np.int64)  # (candidate index << 32) + start + shift
         for n, (term, offset) in enumerate(covers):
             lo, hi = ptr[term], ptr[term + 1]
-            j = np.searchsorted(docs[lo:hi], cand[live])
-            # Where each posting's occurrences start: the term's base plus the counts before it.
             per_posting = npos[lo:hi].astype(np.int64)
-            before = np.cumsum(per_posting) - per_posting
-            first = before[j] + base[term]
-            counts = per_posting[j]
-            at = np.repeat(first - (np.cumsum(counts) - counts), counts)
-            at += np.arange(at.size, dtype=np.int64)
+            if live.size == hi - lo:
+                # Every posting is a candidate (a frequent word): its positions are one slice.
+                counts = per_posting
+                data = positions[base[term] : base[term + 1]]
+            else:
+                # Where each posting's occurrences start: the term's base plus the counts
+                # before it.
+                j = np.searchsorted(docs[lo:hi], cand[live])
+                first = (np.cumsum(per_posting) - per_posting)[j] + base[term]
+                counts = per_posting[j]
+                at = np.repeat(first - (np.cumsum(counts) - counts), counts)
+                at += np.arange(at.size, dtype=np.int64)
+                data = positions[at]
             # Ascending: indexes follow the candidates, positions ascend within a posting.
             if varint:
-                keys, _ = decode_gaps(positions[at], counts, (live << 32) + (shift - offset))
+                keys, _ = decode_gaps(data, counts, (live << 32) + (shift - offset))
             else:
                 keys = np.repeat(live << 32, counts)
-                keys += positions[at]
+                keys += data
                 keys += shift - offset
             if n == 0:
                 starts = keys
