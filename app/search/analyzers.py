@@ -14,7 +14,10 @@ and the indexer calls the same functions (vectorised around them, never re-imple
   trigram of the run must be in the document, which settles a three-character run, and a
   longer run is proven from the positions of trigrams that cover it;
 * zh_cn and zh_tw fold traditional characters to simplified ones with OpenCC's table, on both
-  sides, so either script finds the other.
+  sides, so either script finds the other;
+* in ko/ja/zh documents, two runs apart only by whitespace or punctuation are joined by a run
+  gap (RUN_GAP) whose spanning trigrams are indexed too, so a quoted phrase's runs are proven
+  adjacent (``"차량 가격을"``) like one run.
 
 Two tokenisation paths, each used by documents and queries of its languages alike:
 
