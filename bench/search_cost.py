@@ -236,6 +236,10 @@ def hostile_queries() -> dict[str, str]:
     """The hostile set: every query is at most 200 characters (the contract's limit)."""
     top = FUNCTION_WORDS[:24]
     pairs = [f'"{top[i]} {top[(i * 7 + 3) % len(top)]}"' for i in range(len(top))]
+    # The most frequent words outside the list whose pairs the index posts (app/search/
+    # analyzers.py FREQUENT_WORDS: the first 41 here): proven from positions.
+    beyond = FUNCTION_WORDS[41:65]
+    next_pairs = [f'"{beyond[i]} {beyond[(i * 7 + 3) % len(beyond)]}"' for i in range(24)]
 
     def fill(parts: list[str], joiner: str) -> str:
         """Parts joined while the query keeps within 200 - 8 characters (room for the
@@ -251,10 +255,12 @@ def hostile_queries() -> dict[str, str]:
     thirty = '"' + " ".join(FUNCTION_WORDS[i % 12] for i in range(30)) + '"'
     return {
         "or-of-phrases": fill(pairs, " OR "),
+        "or-of-phrases-beyond-list": fill(next_pairs, " OR "),
         "and-of-phrases": fill(pairs, " "),
         "30-word-phrase": thirty,
         "exclusions": fill(["the"] + [f"-{w}" for w in FUNCTION_WORDS[1:]], " "),
         "phrase-exclusions": fill(["the"] + [f"-{p}" for p in pairs], " "),
+        "phrase-exclusions-beyond-list": fill(["the"] + [f"-{p}" for p in next_pairs], " "),
     }
 
 
