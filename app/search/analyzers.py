@@ -18,6 +18,8 @@ and the indexer calls the same functions (vectorised around them, never re-imple
 * in ko/ja/zh documents, two runs apart only by whitespace or punctuation are joined by a run
   gap (RUN_GAP) whose spanning trigrams are indexed too, so a quoted phrase's runs are proven
   adjacent (``"차량 가격을"``) like one run.
+* in en/fr/de/es/it documents, two of the language's most frequent words (FREQUENT_WORDS) at
+  adjacent positions are also posted as one pair term, so ``"of the"`` is one posting list.
 
 Two tokenisation paths, each used by documents and queries of its languages alike:
 
