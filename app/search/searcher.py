@@ -225,8 +225,21 @@ class Searcher:
         document adds the terms it has, still in query order."""
         acc = np.zeros(cand.size, dtype=np.float64)
         titles = np.zeros(cand.size, dtype=np.int64)
+        # Many candidates (an OR of common phrases): scatter each posting list into a table
+        # of all documents and gather the candidates, instead of a binary search each.
+        dense = cand.size * 8 > self.ndocs
+        table = np.zeros(self.ndocs if dense else 0, dtype=np.float64)
         for (lo, hi), weight in zip(lookup.ranges, idf, strict=True):
             if hi == lo:
+                continue
+            if dense:
+                table[:] = 0.0
+                stored = self._np_scores[lo:hi]
+                table[self._np_docs[lo:hi]] = weight * np.abs(stored).astype(np.float64)
+                acc += table[cand]  # + 0.0 where absent, as np.where below
+                table[:] = 0.0
+                table[self._np_docs[lo:hi]] = stored < 0
+                titles += table[cand].astype(np.int64)
                 continue
             hit, idx = _lookup(self._np_docs[lo:hi], cand)
             stored = self._np_scores[lo + idx]
@@ -235,11 +248,12 @@ class Searcher:
         return acc, titles
 
     def part_matches(
-        self, part: Part, cand: np.ndarray | None = None, skip: np.ndarray = _NONE
+        self, part: Part, cand: np.ndarray | None = None, skip: np.ndarray | None = None
     ) -> np.ndarray:
         """Local documents (ascending) matching a conjunctive part, among cand if given and
-        not in the sorted ``skip`` (documents already decided): postings first, then the
-        proofs from positions, cheapest first, each on the documents still standing."""
+        not marked in ``skip`` (a mask of the documents already decided): postings first,
+        then the proofs from positions, cheapest first, each on the documents still
+        standing."""
         lookup = self.lookup(part.terms)
         phrases = [[self._word_term(w.encode("utf-8")) for w in p] for p in part.word_phrases]
         if not lookup.complete or any(min(p) < 0 for p in phrases):
@@ -253,8 +267,8 @@ class Searcher:
         cand = (
             self._intersect(ranges, filters) if cand is None else self._probe(cand, ranges, filters)
         )
-        if skip.size and cand.size:
-            cand = cand[~_lookup(skip, cand)[0]]
+        if skip is not None and cand.size:
+            cand = cand[~skip[cand]]
         proofs = [
             (self._run_cost(covers), False, covers)
             for covers in (
@@ -292,12 +306,10 @@ class Searcher:
         for group in query.any_of:
             if cand is not None and not cand.size:
                 return cand
-            found = _NONE
+            found = np.zeros(self.ndocs, dtype=bool)
             for part in self._deciding_first(group):
-                hit = self.part_matches(part, cand, found)
-                if hit.size:
-                    found = np.union1d(found, hit.astype(np.int64))
-            cand = found
+                found[self.part_matches(part, cand, found)] = True
+            cand = np.flatnonzero(found)
         if cand is None:
             return _NONE
         for part in self._deciding_first(query.excluded):
