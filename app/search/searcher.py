@@ -449,7 +449,13 @@ class Searcher:
         for lo, hi in ranges:
             if not cand.size or hi == lo:
                 return cand[:0]
-            cand = cand[_lookup(self._np_docs[lo:hi], cand)[0]]
+            if cand.size * 4 > self.ndocs:
+                # Dense candidates: a mask of the posting list's documents, no binary search.
+                held = np.zeros(self.ndocs, dtype=bool)
+                held[self._np_docs[lo:hi]] = True
+                cand = cand[held[cand]]
+            else:
+                cand = cand[_lookup(self._np_docs[lo:hi], cand)[0]]
         return cand
 
 
