@@ -2,7 +2,10 @@
 follow Zipf's law (as real text does), in process and through one server worker.
 
     python bench/search_cost.py [--articles 5000] [--scratch DIR] [--repeat 3]
-        [--http] [--server gunicorn|granian] [--json OUT] [--docs] [--prepare]
+        [--http] [--server gunicorn|granian] [--json OUT] [--docs] [--prepare] [--render JSON]
+
+With ``SEARCH_COST_CODE=DIR`` the code of DIR (its app/ and scripts/) builds its own bundle
+of the same corpus and is measured, for a before/after comparison in one run.
 
 (``--prepare`` only writes the corpus and builds the bundle: run it outside the benchmark
 lock, then the timed run under ``flock /tmp/bench.lock``.)
@@ -45,13 +48,18 @@ import orjson
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-sys.path.insert(0, str(ROOT))
+# The code measured: this checkout, or another one (SEARCH_COST_CODE=DIR, holding app/ and
+# scripts/, e.g. from `git archive REV app scripts`) for a before/after comparison.
+CODE = Path(os.environ.get("SEARCH_COST_CODE", ROOT)).resolve()
+sys.path.insert(0, str(CODE))
 sys.path.insert(0, str(BENCH))
 import run as harness  # noqa: E402
 import sections  # noqa: E402
 
 from app.bundle.reader import Bundle, SearchPage  # noqa: E402
-from app.search.query import MAX_PHRASES, is_plain, phrase_count  # noqa: E402
+from app.search.query import is_plain  # noqa: E402
+
+PHRASE_LIMIT = 8  # docs/api.md section 7: more quoted phrases are a 422
 
 FUNCTION_WORDS = [
     "the",
@@ -195,13 +203,13 @@ def vocabulary() -> list[str]:
 
 def corpus(n: int, seed: int) -> list[dict[str, Any]]:
     words = np.array(vocabulary())
-    weights = 1.0 / np.arange(1, VOCABULARY + 1)
-    weights /= weights.sum()
+    cdf = np.cumsum(1.0 / np.arange(1, VOCABULARY + 1))
+    cdf /= cdf[-1]
     rng = np.random.default_rng(seed)
     start = datetime(2026, 1, 1, tzinfo=UTC)
 
     def text(count: int, sentence: int = 15) -> str:
-        drawn = words[rng.choice(VOCABULARY, size=count, p=weights)].tolist()
+        drawn = words[np.searchsorted(cdf, rng.random(count), side="right")].tolist()
         return " ".join(
             " ".join(drawn[i : i + sentence]).capitalize() + "." for i in range(0, count, sentence)
         )
@@ -228,14 +236,18 @@ def hostile_queries() -> dict[str, str]:
     """The hostile set: every query is at most 200 characters (the contract's limit)."""
     top = FUNCTION_WORDS[:24]
     pairs = [f'"{top[i]} {top[(i * 7 + 3) % len(top)]}"' for i in range(len(top))]
+    # The most frequent words outside the list whose pairs the index posts (app/search/
+    # analyzers.py FREQUENT_WORDS: the first 41 here): proven from positions.
+    beyond = FUNCTION_WORDS[41:65]
+    next_pairs = [f'"{beyond[i]} {beyond[(i * 7 + 3) % len(beyond)]}"' for i in range(24)]
 
     def fill(parts: list[str], joiner: str) -> str:
         """Parts joined while the query keeps within 200 - 8 characters (room for the
-        benchmark's ``-qN``) and MAX_PHRASES phrases."""
+        benchmark's ``-qN``) and PHRASE_LIMIT phrases."""
         q = parts[0]
         for part in parts[1:]:
             longer = q + joiner + part
-            if len(longer) > 192 or phrase_count(longer) > MAX_PHRASES:
+            if len(longer) > 192 or longer.count('"') // 2 > PHRASE_LIMIT:
                 break
             q = longer
         return q
@@ -243,10 +255,12 @@ def hostile_queries() -> dict[str, str]:
     thirty = '"' + " ".join(FUNCTION_WORDS[i % 12] for i in range(30)) + '"'
     return {
         "or-of-phrases": fill(pairs, " OR "),
+        "or-of-phrases-beyond-list": fill(next_pairs, " OR "),
         "and-of-phrases": fill(pairs, " "),
         "30-word-phrase": thirty,
         "exclusions": fill(["the"] + [f"-{w}" for w in FUNCTION_WORDS[1:]], " "),
         "phrase-exclusions": fill(["the"] + [f"-{p}" for p in pairs], " "),
+        "phrase-exclusions-beyond-list": fill(["the"] + [f"-{p}" for p in next_pairs], " "),
     }
 
 
@@ -267,8 +281,8 @@ def plain_queries() -> dict[str, list[str]]:
 def build(src: Path, out: Path) -> None:
     subprocess.run(
         [sys.executable, "scripts/build_bundles.py", "--src", str(src), "--out", str(out)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=CODE,
+        env={**os.environ, "PYTHONPATH": str(CODE)},
         check=True,
         stdout=subprocess.DEVNULL,
     )
@@ -280,7 +294,7 @@ def in_process(bundle: Path, repeat: int) -> dict[str, Any]:
 
     def once(q: str, highlight: bool, size: int, cold: bool) -> float:
         if cold:
-            data.clear_search_cache()
+            getattr(data, "clear_search_cache", lambda: None)()  # older code: no cache
         started = time.process_time()  # CPU time: other processes share this machine
         data.search_page(q, page, None, 0, size, highlight)
         return time.process_time() - started
@@ -324,7 +338,7 @@ def over_http(bundle: Path, scratch: Path, repeat: int, server: str) -> dict[str
     port = harness.free_port()
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(CODE),
         "NEWS_BUNDLE_DIR": str(bundle),
         "NEWS_BIND": f"127.0.0.1:{port}",
         "NEWS_COMMENTS_DSN": f"sqlite:///{scratch / 'comments.sqlite3'}",
@@ -338,7 +352,16 @@ def over_http(bundle: Path, scratch: Path, repeat: int, server: str) -> dict[str
             *harness.GRANIAN_OPTS,
             *["--no-access-log", "--workers", "1", "--host", "127.0.0.1", "--port", str(port)],
         ]
-    proc = harness.start([*command, "app.wsgi:app"], env, scratch / f"{server}.log")
+    with (scratch / f"{server}.log").open("wb") as log:
+        # From the code's own directory: gunicorn puts its working directory on sys.path.
+        proc = subprocess.Popen(
+            [*command, "app.wsgi:app"],
+            cwd=CODE,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     unique = iter(range(10**6))
     try:
         harness.wait_ready(port, proc, "/ready")
@@ -369,7 +392,12 @@ def over_http(bundle: Path, scratch: Path, repeat: int, server: str) -> dict[str
 def render(result: dict[str, Any], command: str) -> str:
     lines = [
         f"## Search cost: hostile queries ({result['articles']:,} Zipf English articles"
-        + (f", {result['server']})" if "server" in result else ")"),
+        + (f", {result['server']}" if "server" in result else "")
+        + (
+            f", code {result['code']})"
+            if result.get("code", "this checkout") != "this checkout"
+            else ")"
+        ),
         "",
         f"`{command}`: best of {result['repeat']} runs per query, cold (result cache",
         "emptied); in process (`LanguageData.search_page`, page of 20; process CPU time, as",
@@ -428,18 +456,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--prepare", action="store_true", help="only write the corpus and build the bundle"
     )
+    parser.add_argument("--render", type=Path, help="only write the docs from this JSON")
     args = parser.parse_args(argv)
+    if args.render:
+        result = json.loads(args.render.read_text())
+        command = result.get("command", "python bench/search_cost.py")
+        name = "search-cost" + (f"-{result['server']}" if "server" in result else "")
+        suffix = "" if result.get("code", "this checkout") == "this checkout" else "-before"
+        sections.write(f"{name}-{result['articles']}{suffix}", render(result, command))
+        return 0
     scratch = args.scratch / f"zipf-{args.articles}-{args.seed}"
-    src, bundle = scratch / "src", scratch / "bundle"
+    src = scratch / "src"
+    bundle = scratch / ("bundle" if ROOT.resolve() == CODE else f"bundle-{CODE.name}")
     if not (src / "en.jsonl").exists():
         src.mkdir(parents=True, exist_ok=True)
         lines = b"\n".join(orjson.dumps(a) for a in corpus(args.articles, args.seed))
         (src / "en.jsonl").write_bytes(lines + b"\n")
-    if not (bundle / "current").exists():
+    if not (bundle / "manifest.json").exists():
         build(src, bundle)
     if args.prepare:
         return 0
     result: dict[str, Any] = {
+        "code": "this checkout" if ROOT.resolve() == CODE else str(CODE),
         "articles": args.articles,
         "repeat": args.repeat,
         "source_bytes": (src / "en.jsonl").stat().st_size,
@@ -450,12 +488,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.http:
         result["http"] = over_http(bundle, scratch, args.repeat, args.server)
         result["server"] = args.server
-    text = render(result, "python " + " ".join(["bench/search_cost.py", *(argv or sys.argv[1:])]))
+    result["command"] = "python " + " ".join(["bench/search_cost.py", *(argv or sys.argv[1:])])
+    text = render(result, result["command"])
     print(text)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
     if args.docs:
-        sections.write("search-cost" + (f"-{args.server}" if args.http else ""), text)
+        name = "search-cost" + (f"-{args.server}" if args.http else "")
+        suffix = "" if ROOT.resolve() == CODE else "-before"
+        sections.write(f"{name}-{args.articles}{suffix}", text)
     return 0
 
 

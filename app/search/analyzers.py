@@ -14,7 +14,12 @@ and the indexer calls the same functions (vectorised around them, never re-imple
   trigram of the run must be in the document, which settles a three-character run, and a
   longer run is proven from the positions of trigrams that cover it;
 * zh_cn and zh_tw fold traditional characters to simplified ones with OpenCC's table, on both
-  sides, so either script finds the other.
+  sides, so either script finds the other;
+* in ko/ja/zh documents, two runs apart only by whitespace or punctuation are joined by a run
+  gap (RUN_GAP) whose spanning trigrams are indexed too, so a quoted phrase's runs are proven
+  adjacent (``"차량 가격을"``) like one run.
+* in en/fr/de/es/it documents, two of the language's most frequent words (FREQUENT_WORDS) at
+  adjacent positions are also posted as one pair term, so ``"of the"`` is one posting list.
 
 Two tokenisation paths, each used by documents and queries of its languages alike:
 
@@ -160,7 +165,27 @@ ZH_FOLD: dict[int, int] = {
 
 # Stored in every index and checked by the Searcher: an index built by another analyser
 # version (or another Chinese table) would silently miss matches, so it is refused instead.
-ANALYZER_VERSION = f"5.{zlib.crc32((T2S_PAIRS + PHRASE_PAIRS).encode('utf-8')):08x}"
+# The most frequent words of each Latin language. A pair of them at adjacent word positions
+# is posted as a term of its own (PAIR_MARK keys among the trigram postings), so a phrase of
+# two such words (``"of the"``) is one posting list instead of a proof over their many
+# positions, and a longer phrase holding such a pair starts from that list.
+FREQUENT_WORDS: dict[str, str] = {
+    "en": "the of and to a in is that for it as was with be by on not he this are or his "
+    "from at which but have an they you were her she there been one all we their has would",
+    "fr": "de la le et les des en un une du est que pour dans qui au par sur pas plus ne se "
+    "a il ce sont aux avec son sa ses ou elle nous",
+    "de": "der die und in den von zu das mit sich des auf für ist im dem nicht ein eine als "
+    "auch es an werden aus er hat dass sie nach bei",
+    "es": "de la que el en y a los del se las por un para con no una su al lo como más pero "
+    "sus le ha me si sin sobre este ya",
+    "it": "di e il la che a in per un del è non le una con i da dei si al della come più "
+    "anche gli ha nel ma alla sono",
+}
+PAIR_MARK = 1  # first field of a pair key: no character of a trigram (CJK or the run gap)
+
+ANALYZER_VERSION = "5.{:08x}".format(
+    zlib.crc32((T2S_PAIRS + PHRASE_PAIRS + repr(sorted(FREQUENT_WORDS.items()))).encode("utf-8"))
+)
 
 # Taiwan vocabulary -> Mainland vocabulary (``软体`` -> ``软件``), applied after character
 # folding on both sides. Longest match, left to right, as OpenCC converts: the regex is a
@@ -257,6 +282,18 @@ class Analyzer:
         self.stemmer_name = LATIN_STEMMERS.get(language, "english")
         self.zh_fold: dict[int, int] = ZH_FOLD if language in ZH_LANGUAGES else {}
         self._local = threading.local()
+        # Stem of each frequent word -> its number in pair keys (empty: no pair postings).
+        words = FREQUENT_WORDS.get(language, "").split()
+        folded = [w for raw in words for w in self.token_parts(normalize(raw))[0]]
+        stems = self.stem_words(folded) if folded else []
+        self.frequent: dict[str, int] = {s: i for i, s in enumerate(dict.fromkeys(stems))}
+
+    def pair_key(self, first: str, second: str) -> int | None:
+        """The pair term of two stems at adjacent positions, when both are frequent."""
+        i, j = self.frequent.get(first), self.frequent.get(second)
+        if i is None or j is None:
+            return None
+        return (PAIR_MARK << UNIGRAM_SHIFT | i) << UNIGRAM_SHIFT | j
 
     def _stemmer(self) -> Stemmer.Stemmer:
         # PyStemmer objects keep mutable state and must not be shared between threads.

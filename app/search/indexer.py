@@ -19,6 +19,7 @@ import orjson
 from app.search import layout
 from app.search.analyzers import (
     ANALYZER_VERSION,
+    PAIR_MARK,
     RUN_GAP,
     UNIGRAM_SHIFT,
     ZH_FOLD,
@@ -301,6 +302,28 @@ def _cjk_keys(chars: np.ndarray, dense: np.ndarray, cbits: int, n: int) -> np.nd
     return keys
 
 
+def _pairs(
+    freq: np.ndarray, doc: np.ndarray, pos: np.ndarray, nfreq: int, doc0: int, dtype: np.dtype
+) -> _Postings:
+    """One chunk's pair postings: for two occurrences of frequent words (freq >= 0; given in
+    document then position order) at adjacent positions of one document, the pair term
+    ``first * nfreq + second`` in that document, once. No positions: each posting carries
+    one position 0, the minimum of the trigram layout it shares."""
+    adjacent = (freq[:-1] >= 0) & (freq[1:] >= 0) & (doc[:-1] == doc[1:])
+    adjacent &= pos[1:].astype(np.int64) == pos[:-1].astype(np.int64) + 1
+    at = np.flatnonzero(adjacent)
+    if not at.size:
+        return _no_postings(dtype)
+    term = (freq[at] * nfreq + freq[at + 1]).astype(np.uint64)
+    key = np.unique(term << np.uint64(_CHUNK_DOCBITS) | doc[at])
+    return _Postings(
+        (key >> np.uint64(_CHUNK_DOCBITS)).astype(np.int64),
+        (key & np.uint64(_CHUNK_DOCMASK)).astype(np.int64) + doc0,
+        npos=np.ones(key.size, dtype=np.int64),
+        pos=np.zeros(key.size, dtype=dtype),
+    )
+
+
 def index_meta(language: str, docs: int, **counts: int | str) -> bytes:
     """search.meta: versions, sizes and array types, which the Searcher checks at load."""
     meta = {
@@ -476,6 +499,13 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     word_family, uni_family, bi_family = _Family(), _Family(), _Family()
     tri_family = _Family(positions=pos_dtype)
     wpos_family = _Family(positions=wpos_dtype)
+    # Pairs of frequent words at adjacent positions (Latin languages): term = i * nfreq + j.
+    nfreq = len(analyzer.frequent)
+    pair_family = _Family(positions=pos_dtype)
+    freq_of_term = np.full(len(words.terms) + 1, -1, dtype=np.int64)
+    if nfreq:
+        for number, stem in enumerate(words.terms):
+            freq_of_term[number] = analyzer.frequent.get(stem, -1)
     for d0, d1 in chunks:
         s0, s1 = d0 * _NFIELDS, d1 * _NFIELDS
         chunk_norm = norm[s0:s1]
@@ -488,6 +518,9 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
         wpos_family.add(
             _positional(words.term[a:z].astype(np.uint64), word_doc, word_pos[a:z], d0, word_bits)
         )
+        if nfreq and z - a > 1:
+            freq = freq_of_term[words.term[a:z]]
+            pair_family.add(_pairs(freq, word_doc, word_pos[a:z], nfreq, d0, pos_dtype))
 
         folded, local_seg = chunk_cps(d0, d1)
         if folded.size == 0:
@@ -522,6 +555,22 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     bigram_keys = _cjk_keys(chars, bi_dense, cbits, 2)
     tri_dense, tri_df, tri_postings = tri_family.merge()
     trigram_keys = _cjk_keys(chars, tri_dense.astype(np.int64), cbits, 3)
+    pair_dense, pair_df, pair_postings = pair_family.merge()
+    if pair_dense.size:
+        # Pair keys (first field PAIR_MARK) sort before every trigram key: put them first.
+        dense = pair_dense.astype(np.uint64)
+        shift = np.uint64(UNIGRAM_SHIFT)
+        pair_keys = (np.uint64(PAIR_MARK) << shift | dense // np.uint64(nfreq)) << shift | (
+            dense % np.uint64(nfreq)
+        )
+        trigram_keys = np.concatenate((pair_keys, trigram_keys))
+        tri_df = np.concatenate((pair_df, tri_df))
+        tri_postings = _Postings(
+            np.zeros(0, dtype=np.int64),
+            np.concatenate((pair_postings.doc, tri_postings.doc)),
+            npos=np.concatenate((pair_postings.npos, tri_postings.npos)),
+            pos=np.concatenate((pair_postings.pos, tri_postings.pos)).astype(pos_dtype),
+        )
     triptr = np.concatenate(([0], np.cumsum(tri_df)))
 
     # Per posting, the part of BM25F that depends on its document alone: the saturated term

@@ -23,7 +23,10 @@ search.scores      float32 x postings           the posting's BM25F saturation (
 search.trigrams    uint64 x trigrams            sorted CJK trigram keys (``cp1 << 42 | ...``);
                                                 ko/ja/zh also post the trigrams that span a
                                                 run gap (RUN_GAP, 0x20: only whitespace or
-                                                punctuation between two runs of a field)
+                                                punctuation between two runs of a field);
+                                                en/fr/de/es/it the pairs of adjacent frequent
+                                                words (``1 << 42 | i << 21 | j``, first of
+                                                all keys; one position 0 each, unused)
 search.triptr      uint32 x (trigrams + 1)      trigram t's documents: tridocs[triptr[t] ..
                                                 triptr[t + 1]]
 search.tridocs     uint16 or uint32 x           document positions, ascending within a

@@ -18,6 +18,7 @@ Parsing is one linear pass over at most a few hundred characters and never raise
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
 
 from app.search.analyzers import Analyzer, QueryTerms, normalize, run_proof
@@ -151,7 +152,10 @@ def _part(analyzer: Analyzer, terms: list[Term]) -> Part | None:
     for t in terms:
         if t.phrase:
             stems = _words_in_order(analyzer, t.text)
-            if len(stems) >= 2:
+            # Adjacent frequent words: their pair posting (a filter) proves them adjacent.
+            pairs = [analyzer.pair_key(a, b) for a, b in itertools.pairwise(stems)]
+            trigrams.extend(k for k in pairs if k is not None)
+            if len(stems) > 2 or (len(stems) == 2 and pairs[0] is None):
                 phrases.append(tuple(stems))
             if analyzer.cjk:
                 # Runs apart only by whitespace or punctuation must be adjacent: each stretch

@@ -12,7 +12,9 @@ sequential Python implementation that checks runs in each document's own text
 
 Queries with syntax (app/search/query.py: phrases, exclusions, OR groups) take the same
 steps per conjunctive part; word phrases are proven from word positions the way CJK runs are
-from trigram positions (docs/search.md, "Search syntax").
+from trigram positions (docs/search.md, "Search syntax"), reading positions only for the
+candidates still standing, cheapest proof first; OR alternatives and exclusions run on the
+documents still undecided (docs/search.md, "Cost model").
 """
 
 from __future__ import annotations
@@ -223,8 +225,21 @@ class Searcher:
         document adds the terms it has, still in query order."""
         acc = np.zeros(cand.size, dtype=np.float64)
         titles = np.zeros(cand.size, dtype=np.int64)
+        # Many candidates (an OR of common phrases): scatter each posting list into a table
+        # of all documents and gather the candidates, instead of a binary search each.
+        dense = cand.size * 8 > self.ndocs
+        table = np.zeros(self.ndocs if dense else 0, dtype=np.float64)
         for (lo, hi), weight in zip(lookup.ranges, idf, strict=True):
             if hi == lo:
+                continue
+            if dense:
+                table[:] = 0.0
+                stored = self._np_scores[lo:hi]
+                table[self._np_docs[lo:hi]] = weight * np.abs(stored).astype(np.float64)
+                acc += table[cand]  # + 0.0 where absent, as np.where below
+                table[:] = 0.0
+                table[self._np_docs[lo:hi]] = stored < 0
+                titles += table[cand].astype(np.int64)
                 continue
             hit, idx = _lookup(self._np_docs[lo:hi], cand)
             stored = self._np_scores[lo + idx]
@@ -233,11 +248,12 @@ class Searcher:
         return acc, titles
 
     def part_matches(
-        self, part: Part, cand: np.ndarray | None = None, skip: np.ndarray = _NONE
+        self, part: Part, cand: np.ndarray | None = None, skip: np.ndarray | None = None
     ) -> np.ndarray:
         """Local documents (ascending) matching a conjunctive part, among cand if given and
-        not in the sorted ``skip`` (documents already decided): postings first, then the
-        proofs from positions, cheapest first, each on the documents still standing."""
+        not marked in ``skip`` (a mask of the documents already decided): postings first,
+        then the proofs from positions, cheapest first, each on the documents still
+        standing."""
         lookup = self.lookup(part.terms)
         phrases = [[self._word_term(w.encode("utf-8")) for w in p] for p in part.word_phrases]
         if not lookup.complete or any(min(p) < 0 for p in phrases):
@@ -251,8 +267,8 @@ class Searcher:
         cand = (
             self._intersect(ranges, filters) if cand is None else self._probe(cand, ranges, filters)
         )
-        if skip.size and cand.size:
-            cand = cand[~_lookup(skip, cand)[0]]
+        if skip is not None and cand.size:
+            cand = cand[~skip[cand]]
         proofs = [
             (self._run_cost(covers), False, covers)
             for covers in (
@@ -290,12 +306,10 @@ class Searcher:
         for group in query.any_of:
             if cand is not None and not cand.size:
                 return cand
-            found = _NONE
+            found = np.zeros(self.ndocs, dtype=bool)
             for part in self._deciding_first(group):
-                hit = self.part_matches(part, cand, found)
-                if hit.size:
-                    found = np.union1d(found, hit.astype(np.int64))
-            cand = found
+                found[self.part_matches(part, cand, found)] = True
+            cand = np.flatnonzero(found)
         if cand is None:
             return _NONE
         for part in self._deciding_first(query.excluded):
@@ -365,20 +379,26 @@ class Searcher:
         starts = np.zeros(0, dtype=np.int64)  # (candidate index << 32) + start + shift
         for n, (term, offset) in enumerate(covers):
             lo, hi = ptr[term], ptr[term + 1]
-            j = np.searchsorted(docs[lo:hi], cand[live])
-            # Where each posting's occurrences start: the term's base plus the counts before it.
             per_posting = npos[lo:hi].astype(np.int64)
-            before = np.cumsum(per_posting) - per_posting
-            first = before[j] + base[term]
-            counts = per_posting[j]
-            at = np.repeat(first - (np.cumsum(counts) - counts), counts)
-            at += np.arange(at.size, dtype=np.int64)
+            if live.size == hi - lo:
+                # Every posting is a candidate (a frequent word): its positions are one slice.
+                counts = per_posting
+                data = positions[base[term] : base[term + 1]]
+            else:
+                # Where each posting's occurrences start: the term's base plus the counts
+                # before it.
+                j = np.searchsorted(docs[lo:hi], cand[live])
+                first = (np.cumsum(per_posting) - per_posting)[j] + base[term]
+                counts = per_posting[j]
+                at = np.repeat(first - (np.cumsum(counts) - counts), counts)
+                at += np.arange(at.size, dtype=np.int64)
+                data = positions[at]
             # Ascending: indexes follow the candidates, positions ascend within a posting.
             if varint:
-                keys, _ = decode_gaps(positions[at], counts, (live << 32) + (shift - offset))
+                keys, _ = decode_gaps(data, counts, (live << 32) + (shift - offset))
             else:
                 keys = np.repeat(live << 32, counts)
-                keys += positions[at]
+                keys += data
                 keys += shift - offset
             if n == 0:
                 starts = keys
@@ -429,7 +449,13 @@ class Searcher:
         for lo, hi in ranges:
             if not cand.size or hi == lo:
                 return cand[:0]
-            cand = cand[_lookup(self._np_docs[lo:hi], cand)[0]]
+            if cand.size * 4 > self.ndocs:
+                # Dense candidates: a mask of the posting list's documents, no binary search.
+                held = np.zeros(self.ndocs, dtype=bool)
+                held[self._np_docs[lo:hi]] = True
+                cand = cand[held[cand]]
+            else:
+                cand = cand[_lookup(self._np_docs[lo:hi], cand)[0]]
         return cand
 
 
