@@ -49,7 +49,7 @@ import run as harness  # noqa: E402
 import sections  # noqa: E402
 
 ROOT = BENCH.parent
-BASELINE = "c8474ae"  # main before compressed pieces (issue 13)
+BASELINE = "c8474ae"  # main before compressed pieces (docs/delivery.md)
 BROWSER = "gzip, deflate, br, zstd"
 ENCODINGS = ("identity", "gzip", "zstd", "br")
 

@@ -51,7 +51,7 @@ import run as harness  # noqa: E402
 import sections  # noqa: E402
 
 ROOT = BENCH.parent
-BASELINE = "c8474ae"  # main before the query features (issue 12) and delivery (issue 13)
+BASELINE = "c8474ae"  # main before the query features (docs/api.md §7) and delivery (§8)
 FAMILIES = harness.SCRIPT_FAMILIES
 
 
@@ -219,7 +219,7 @@ def render(f: dict[str, Any], command: str) -> None:
         "|---|---|---|---|---|---|---|",
     ]
     for label, a, b, target in targets:
-        if a not in s:  # highlight=true: measured once the parameter exists (issue 12)
+        if a not in s:  # highlight=true: measured once the parameter exists (docs/api.md §7)
             lines.append(f"| {label} | not measured | {b} | | | >= {target} | |")
             continue
         ratio = rps(a) / rps(b)

@@ -1,4 +1,4 @@
-"""Whole-page compression and the edge (issue 21), in one run on hand-written text.
+"""Whole-page compression and the edge (docs/delivery.md), in one run on hand-written text.
 
     flock /tmp/bench.lock python bench/whole_pages.py [--per-language 200] [--duration 5]
         [--rounds 2] [--docs]
@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
 def render(f: dict[str, Any], command: str) -> None:
     app, edge = f["app"], f["edge"]
     lines = [
-        "## Whole pages and the edge (issue 21, one run)",
+        "## Whole pages and the edge (one run)",
         "",
         f"`flock /tmp/bench.lock {command}`: gunicorn (production config, 2 sync workers); wrk "
         f"`-t1 -c32`, {f['duration_s']} s per point, {f['rounds']} alternated rounds, medians; "

@@ -57,7 +57,7 @@ def assert_codings_match(client: TestClient, path: str, query: str | None = None
         assert r.headers["vary"] == "Accept-Encoding"
         assert r.headers["cache-control"] == identity.headers["cache-control"]
         assert r.headers["surrogate-key"] == identity.headers["surrogate-key"]
-        # Every coding everywhere (issue 21): no endpoint falls back to identity.
+        # Every coding everywhere (docs/api.md §8): no endpoint falls back to identity.
         assert sent == coding, (path, query, coding)
         # Composed from pieces, or (a page asked for before, or any br page) compressed whole.
         assert r.headers["etag"] in (
@@ -336,7 +336,7 @@ def test_precompress_round_trips(body: bytes) -> None:
         ("*", "zstd"),
         ("*;q=0", None),
         ("*;q=0, identity;q=0.1", "identity"),
-        ("br", "br"),  # every coding for every GET (issue 21): br pages are compressed whole
+        ("br", "br"),  # every coding for every GET (docs/api.md §8): br pages are compressed whole
         ("br, identity;q=0", "br"),
         ("gzip, deflate, br", "gzip"),
         ("compress, identity;q=0", None),

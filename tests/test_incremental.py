@@ -105,7 +105,7 @@ def requests_for(files: dict[str, list[dict]], rng: random.Random) -> list[str]:
         pair = " ".join(rng.sample(WORDS[language], 2))
         urls.append(f"{base}/articles/search?q={quote(pair)}")
         a, b, c = rng.sample(WORDS[language], 3)
-        # Search syntax: phrases (word positions), exclusion, OR groups (issue 12).
+        # Search syntax: phrases (word positions), exclusion, OR groups (docs/api.md §7).
         for q in (f'"{a} {b}"', f"{a} -{b}", f"{a} OR {b}", f"{a} {b} OR {c}", f'{c} -"{a} {b}"'):
             urls.append(f"{base}/articles/search?q={quote(q)}&page_size=50")
         urls.append(f"{base}/articles/missing-id")

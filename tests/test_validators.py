@@ -1,4 +1,4 @@
-"""Feeds and sitemaps against schemas, not only parsers (issue 21): xmllint (Debian's
+"""Feeds and sitemaps against schemas, not only parsers (docs/delivery.md): xmllint (Debian's
 libxml2-utils) validates every Atom feed with RELAX NG (RFC 4287, Appendix B), every RSS
 feed with RELAX NG (RSS 2.0), and every sitemap, the index and the news sitemap with the
 sitemaps.org and Google News XSDs (tests/schemas/, docs/delivery.md "Validation").

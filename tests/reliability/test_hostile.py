@@ -168,7 +168,7 @@ CASES: tuple[Case, ...] = (
     Case("q-sql", "GET", f"/api/v1/en/articles/search?q={Q(SQL)}", (200,), search_results, wire=True),
     Case("q-shell", "GET", f"/api/v1/en/articles/search?q={Q(SHELL)}", (200,), search_results, wire=True),
     Case("q-only-punct", "GET", "/api/v1/en/articles/search?q=%27%22%3B--", (200,), empty_list),
-    # -- search syntax (issue 12): operators, quotes, exclusions only ------------------------
+    # -- search syntax (docs/api.md §7): operators, quotes, exclusions only ------------------------
     Case("q-operators-200", "GET", f"/api/v1/en/articles/search?q={Q(SYNTAX_200)}", (422,), loc("query", "q"), wire=True),
     Case("q-operators-8-phrases", "GET", f"/api/v1/en/articles/search?q={Q(SYNTAX_8)}", (200,), search_results, wire=True),
     Case("q-unbalanced-quote", "GET", f"/api/v1/en/articles/search?q={Q(UNBALANCED)}", (200,), search_results),

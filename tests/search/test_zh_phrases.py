@@ -1,4 +1,4 @@
-"""Regional Chinese vocabulary folding (issue 12, part A)."""
+"""Regional Chinese vocabulary folding (docs/search.md)."""
 
 from __future__ import annotations
 
