@@ -161,6 +161,10 @@ class BundleStore:
         # Vanished or replaced files count only while the manifest on disk is the served
         # one: during a directory swap they are the new bundle's, and the reload decides.
         fresh = find_damage(served, moved=identity == served.identity)
+        if fresh and identity == served.identity != _manifest_identity(self.directory):
+            # The directory was swapped while its files were being looked at (the manifest
+            # was the served one before, and is not now): not damage; the reload decides.
+            fresh = {}
         if fresh:
             self._bundle = served.degraded(fresh)
             log.error("%s", self.damage_report())
