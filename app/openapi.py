@@ -18,8 +18,8 @@ from pydantic.json_schema import models_json_schema
 
 from app import models as m
 from app.routes import ROUTES, TEXTS, Operation, Route
+from app.version import API_VERSION
 
-VERSION = "1.2.0"
 _JSON = "application/json"
 _SCHEMAS = "#/components/schemas/"
 
@@ -372,7 +372,7 @@ def openapi_document() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {
             "title": "News article delivery service",
-            "version": VERSION,
+            "version": API_VERSION,
             "summary": "Read-only news articles in nine languages, with comments.",
             "description": "Articles are published by an offline build and served read-only;"
             " comments are the only writes. Every error is a JSON object with `detail`:"
