@@ -266,7 +266,7 @@ class Article(BaseModel):
     model_config = _wire_config(strict=False)
 
     id: ArticleId
-    language: Language  # type: ignore[valid-type]
+    language: Language
     title: Text
     summary: Text
     """One or two sentences."""
@@ -322,13 +322,12 @@ class SourceArticle(Article):
 
     story_id: StoryId | None = None
     """Articles of different languages with the same story_id are one story."""
-    provenance: Annotated[  # type: ignore[assignment]
+    # Pydantic re-declares the field with the looser source type; mypy sees a narrowed override.
+    provenance: Annotated[
         SourceProvenance, BeforeValidator(lambda v: SourceProvenance() if v is None else v)
-    ] = SourceProvenance()
+    ] = SourceProvenance()  # type: ignore[assignment]
     """How the article was made; missing: `trainedAlgorithmicMedia`."""
-    corrections: Annotated[  # type: ignore[assignment]
-        list[Correction], BeforeValidator(lambda v: [] if v is None else v)
-    ] = []
+    corrections: Annotated[list[Correction], BeforeValidator(lambda v: [] if v is None else v)] = []
     retracted: Retraction | None = None
     """Withdrawn with a notice: served as 410 and nowhere else."""
 
@@ -356,7 +355,7 @@ class ArticleSummary(BaseModel):
     model_config = _wire_config()
 
     id: str
-    language: Language  # type: ignore[valid-type]
+    language: Language
     title: str
     summary: str
     category: str
@@ -448,22 +447,19 @@ class CorrectionList(_Page[CorrectionEntry]):
     `kind` (`correction` before `retraction`)."""
 
 
+RETRACTED_EXAMPLE: dict[str, Any] = {
+    "detail": "Article retracted",
+    "id": "en-0001",
+    "title": "A title",
+    "retracted_at": "2026-11-21T09:00:00Z",
+    "reason": "The figures it reported were wrong.",
+}
+
+
 class RetractedArticle(BaseModel):
     """The 410 of a retracted article: the notice that replaces it."""
 
-    model_config = _wire_config(
-        json_schema_extra={
-            "examples": [
-                {
-                    "detail": "Article retracted",
-                    "id": "en-0001",
-                    "title": "A title",
-                    "retracted_at": "2026-11-21T09:00:00Z",
-                    "reason": "The figures it reported were wrong.",
-                }
-            ]
-        }
-    )
+    model_config = _wire_config(json_schema_extra={"examples": [RETRACTED_EXAMPLE]})
 
     detail: Literal["Article retracted"]
     id: str
@@ -482,7 +478,7 @@ class Comment(BaseModel):
 
     id: str
     article_id: str
-    language: Language  # type: ignore[valid-type]
+    language: Language
     parent_id: str | None
     """The comment this one replies to, or null."""
     author: str
@@ -599,7 +595,7 @@ class CommentCount(BaseModel):
     model_config = _wire_config()
 
     article_id: str
-    language: Language  # type: ignore[valid-type]
+    language: Language
     count: Annotated[int, Field(ge=0)]
 
 
@@ -608,7 +604,7 @@ class CommentCounts(BaseModel):
 
     model_config = _wire_config()
 
-    language: Language  # type: ignore[valid-type]
+    language: Language
     counts: dict[str, Annotated[int, Field(ge=0)] | None]
 
 
@@ -732,15 +728,15 @@ _INT_CHUNK = 4000
 
 
 def _query_int(default: int, maximum: int | None, description: str) -> Any:
-    return Annotated[
-        int,
-        Field(default=default, ge=1, le=maximum, description=description, examples=[default]),
-        BeforeValidator(_base10),
-    ]
+    # The metadata of an `Annotated[int, ...]` query integer: a static type stays visible.
+    return Field(default=default, ge=1, le=maximum, description=description, examples=[default])
 
 
-PageNumber = _query_int(1, None, "Page number, from 1; a page past the end is empty.")
-PageSize = _query_int(PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, "Items per page.")
+_Base10 = BeforeValidator(_base10)
+PageNumber = Annotated[
+    int, _query_int(1, None, "Page number, from 1; a page past the end is empty."), _Base10
+]
+PageSize = Annotated[int, _query_int(PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, "Items per page."), _Base10]
 
 
 class PageQuery(BaseModel):
@@ -918,7 +914,9 @@ class FeedQuery(BaseModel):
 class LatestQuery(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    limit: _query_int(LIMIT_DEFAULT, LIMIT_MAX, "How many articles.") = LIMIT_DEFAULT  # type: ignore[valid-type]
+    limit: Annotated[int, _query_int(LIMIT_DEFAULT, LIMIT_MAX, "How many articles."), _Base10] = (
+        LIMIT_DEFAULT
+    )
 
 
 def _trim(value: Any) -> Any:

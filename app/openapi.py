@@ -278,7 +278,7 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
         success["links"] = op.links
     responses: dict[str, Any] = {str(op.status): success}
     if cacheable:
-        validators = ("ETag", "Vary")
+        validators: tuple[str, ...] = ("ETag", "Vary")
         if "Last-Modified" in op.response_headers:
             validators += ("Last-Modified",)
         responses["304"] = {
@@ -287,12 +287,12 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
             "headers": {name: RESPONSE_HEADERS[name] for name in validators},
         }
     for status, description in _errors(route, op).items():
-        model = m.ValidationError if status == 422 else m.Error
+        model: type[BaseModel] = m.ValidationError if status == 422 else m.Error
         example = ERROR_EXAMPLES[status]
         notice = status == 410 and cacheable  # an article's own URL: its retraction notice
         if notice:
             model, description = m.RetractedArticle, _RETRACTED
-            example = m.RetractedArticle.model_config["json_schema_extra"]["examples"][0]  # type: ignore[index]
+            example = m.RETRACTED_EXAMPLE
         content = _content(model)
         content[_JSON]["example"] = example
         response: dict[str, Any] = {"description": description, "content": content}

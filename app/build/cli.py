@@ -515,7 +515,8 @@ def _categories_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> 
 def _ids_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> list[str]:
     if not gids:
         return []
-    out, base = [], 0
+    out: list[str] = []
+    base = 0
     for desc in meta["segments"]:
         mine = [g - base for g in gids if base <= g < base + desc["docs"]]
         if mine:

@@ -17,7 +17,7 @@ from app import surrogate_keys as keys
 from app.bundle.format import LOG_KIND
 from app.bundle.reader import LanguageData, ListPage, SearchPage, newest_updated
 from app.bundle.store import BundleStore
-from app.delivery import Composed, Precomputed, send
+from app.delivery import Body, Composed, Precomputed, send
 from app.errors import article_not_found, unsupported_language
 from app.http_cache import CachePolicy
 from app.languages import LANGUAGE_SET
@@ -190,7 +190,7 @@ class ArticleItem(BundleResource):
             # 410 with its notice, cached and compressed like the article it replaces.
             variants, etag = notice
             depends = keys.article(language, article_id)
-            body = Precomputed(variants)
+            body: Body = Precomputed(variants)
             send(req, resp, body, etag, self.cache, depends, data.codec, status=410)
             return
         etag = f'"{data.etag_by_gid(gid)}"'
