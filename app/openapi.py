@@ -77,41 +77,45 @@ PATH_PARAMETERS: dict[str, dict[str, Any]] = {
     },
 }
 
-IF_NONE_MATCH = {
-    "name": "If-None-Match",
-    "in": "header",
-    "required": False,
-    "description": "An ETag from an earlier answer: when it still matches, the answer is"
+
+def _optional_header(name: str, description: str, example: str) -> dict[str, Any]:
+    """A request header parameter: optional, a string."""
+    return {
+        "name": name,
+        "in": "header",
+        "required": False,
+        "description": description,
+        "schema": {"type": "string"},
+        "example": example,
+    }
+
+
+IF_NONE_MATCH = _optional_header(
+    "If-None-Match",
+    "An ETag from an earlier answer: when it still matches, the answer is"
     " 304 with no body. Each content coding has its own tag (the identity tag with `-gzip`,"
     " `-br` or `-zstd` before the closing quote); the tag of the coding chosen for this"
     " request is the one compared.",
-    "schema": {"type": "string"},
-    "example": '"3f2a9c-1a2b3c4d"',
-}
+    '"3f2a9c-1a2b3c4d"',
+)
 
-IF_MODIFIED_SINCE = {
-    "name": "If-Modified-Since",
-    "in": "header",
-    "required": False,
-    "description": "An HTTP-date: when the answer's Last-Modified is not after it, and the"
+IF_MODIFIED_SINCE = _optional_header(
+    "If-Modified-Since",
+    "An HTTP-date: when the answer's Last-Modified is not after it, and the"
     " request has no If-None-Match, the answer is 304 with no body (RFC 9110, 13.1.3). A"
     " date that does not parse is ignored.",
-    "schema": {"type": "string"},
-    "example": "Fri, 20 Nov 2026 08:30:00 GMT",
-}
+    "Fri, 20 Nov 2026 08:30:00 GMT",
+)
 
-ACCEPT_ENCODING = {
-    "name": "Accept-Encoding",
-    "in": "header",
-    "required": False,
-    "description": "Content codings the client reads (RFC 9110, 12.5.3): `gzip`, `br`, `zstd`"
+ACCEPT_ENCODING = _optional_header(
+    "Accept-Encoding",
+    "Content codings the client reads (RFC 9110, 12.5.3): `gzip`, `br`, `zstd`"
     " with q-values, `*` and `identity;q=0`. Every answer comes in all three; a page asked"
     " for again (lists, latest, search, sitemap pages) is compressed whole, under a tag of"
     " its own. Without the header the body is identity;"
     " 406 only when identity is refused and no offered coding is acceptable.",
-    "schema": {"type": "string"},
-    "example": "gzip, br",
-}
+    "gzip, br",
+)
 
 _STRING = {"schema": {"type": "string"}}
 RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
