@@ -526,7 +526,25 @@ COMMENT_CONTENT_PATTERN = _trimmed_pattern(_BLANK, CONTENT_MAX)
 PARENT_ID_PATTERN = r"^[^\x00]*$"
 
 
-def _comment_text(single_line: bool) -> Any:
+def _comment_text(single_line: bool) -> tuple[Any, Any]:
+    """The Field (lengths, and the pattern that states them in the schema) and the validator
+    of the author (`single_line`) or the content of a comment."""
+    if single_line:
+        most, pattern = AUTHOR_MAX, COMMENT_AUTHOR_PATTERN
+        lines = "on one line; no control characters."
+    else:
+        most, pattern = CONTENT_MAX, COMMENT_CONTENT_PATTERN
+        lines = "no control characters but tab and newline (CRLF counts as a newline)."
+    field = Field(
+        min_length=1,
+        max_length=most,
+        json_schema_extra=_schema_pattern(pattern),
+        description=f"1 to {most} characters after trimming{',' if single_line else ';'} {lines}",
+    )
+    return field, _comment_cleaner(single_line)
+
+
+def _comment_cleaner(single_line: bool) -> Any:
     def clean(raw: Any) -> Any:
         if not isinstance(raw, str):
             return raw  # the strict string check names the type
@@ -553,28 +571,8 @@ class CommentCreate(BaseModel):
 
     # The patterns are the document's statement of _comment_text and of the lengths (only
     # in the schema: the validator enforces the rule itself, with the precise message).
-    author: Annotated[
-        StrictStr,
-        Field(
-            min_length=1,
-            max_length=AUTHOR_MAX,
-            json_schema_extra=_schema_pattern(COMMENT_AUTHOR_PATTERN),
-            description=f"1 to {AUTHOR_MAX} characters after trimming, on one line; no"
-            " control characters.",
-        ),
-        _comment_text(single_line=True),
-    ]
-    content: Annotated[
-        StrictStr,
-        Field(
-            min_length=1,
-            max_length=CONTENT_MAX,
-            json_schema_extra=_schema_pattern(COMMENT_CONTENT_PATTERN),
-            description=f"1 to {CONTENT_MAX} characters after trimming; no control characters"
-            " but tab and newline (CRLF counts as a newline).",
-        ),
-        _comment_text(single_line=False),
-    ]
+    author: Annotated[StrictStr, *_comment_text(single_line=True)]
+    content: Annotated[StrictStr, *_comment_text(single_line=False)]
     parent_id: (
         Annotated[
             StrictStr,
