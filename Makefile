@@ -91,6 +91,7 @@ cluster-publish: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy app/
 
 format: install
 	$(BIN)/ruff format .

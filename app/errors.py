@@ -65,7 +65,7 @@ def serialize_error(req: falcon.Request, resp: falcon.Response, error: falcon.HT
     resp.content_type = JSON_TYPE
 
 
-def _body_read_errors() -> tuple[type[BaseException], ...]:
+def _body_read_errors() -> tuple[type[Exception], ...]:
     """What the server raises from `wsgi.input` when the request body itself is malformed."""
     try:
         from gunicorn.http.errors import NoMoreData, ParseException
@@ -75,7 +75,7 @@ def _body_read_errors() -> tuple[type[BaseException], ...]:
 
 
 def _malformed_body(
-    req: falcon.Request, resp: falcon.Response, error: BaseException, params: dict[str, Any]
+    req: falcon.Request, resp: falcon.Response, error: Exception, params: dict[str, Any]
 ) -> None:
     # The client's fault (bad chunk framing, body cut short), not a 500; and the stream is
     # out of step, so the connection must not carry another request.

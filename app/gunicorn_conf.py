@@ -7,6 +7,7 @@ NEWS_CONTROL_SOCKET (path of gunicorn's control socket; unset = none).
 """
 
 import os
+from typing import Any
 
 bind = os.environ.get("NEWS_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
@@ -49,7 +50,7 @@ logger_class = "app.access_log.JsonAccessLogger"
 # prometheus_client) is imported, which preload_app does right after this file is read, and
 # must start empty: files left by an earlier run would be counted again. Unset, a private
 # directory is made and removed at exit.
-_metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+_metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
 # A reload (SIGHUP) reads this file again: the private directory is still ours then.
 _own_metrics_dir = not _metrics_dir or _metrics_dir == os.environ.get("NEWS_OWN_METRICS_DIR")
 if not _metrics_dir:
@@ -65,14 +66,14 @@ else:
         os.unlink(_stale)
 
 
-def child_exit(server, worker):  # type: ignore[no-untyped-def]
+def child_exit(server: Any, worker: Any) -> None:  # gunicorn's Arbiter and Worker
     # A dead worker's gauges stop counting; its counters and histograms stay in the sums.
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
 
 
-def on_exit(server):  # type: ignore[no-untyped-def]
+def on_exit(server: Any) -> None:
     if _own_metrics_dir:
         import shutil
 

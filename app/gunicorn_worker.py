@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 from gunicorn.http import wsgi
+from gunicorn.workers.base import Worker
 from gunicorn.workers.gthread import ThreadWorker
 from gunicorn.workers.sync import SyncWorker
 
@@ -87,6 +88,7 @@ class OneWriteResponse(wsgi.Response):
     """
 
     _pending_head: bytes | None = None
+    headers_sent: bool  # gunicorn's, set in its __init__
 
     def send_headers(self) -> None:
         if self.headers_sent:
@@ -121,15 +123,17 @@ class OneWriteResponse(wsgi.Response):
         super().close()
 
 
-class JsonErrorsMixin:
+class JsonErrorsMixin(Worker):
+    """Mixed into gunicorn's worker classes (their common base, for the `super()` calls)."""
+
     def init_process(self) -> None:
         # In this worker process only: gunicorn builds each HTTP/1 response from the class
         # named Response in gunicorn.http.wsgi (HTTP/2 passes its own class).
-        wsgi.Response = OneWriteResponse  # type: ignore[misc]
-        super().init_process()  # type: ignore[misc]
+        wsgi.Response = OneWriteResponse
+        super().init_process()
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
-        super().handle_error(req, _ErrorPageRewriter(client, exc), addr, exc)  # type: ignore[misc]
+        super().handle_error(req, _ErrorPageRewriter(client, exc), addr, exc)
 
 
 class JsonErrorSync(JsonErrorsMixin, SyncWorker):

@@ -266,7 +266,7 @@ class Article(BaseModel):
     model_config = _wire_config(strict=False)
 
     id: ArticleId
-    language: Language  # type: ignore[valid-type]
+    language: Language
     title: Text
     summary: Text
     """One or two sentences."""
@@ -322,13 +322,12 @@ class SourceArticle(Article):
 
     story_id: StoryId | None = None
     """Articles of different languages with the same story_id are one story."""
-    provenance: Annotated[  # type: ignore[assignment]
+    # Pydantic re-declares the field with the looser source type; mypy sees a narrowed override.
+    provenance: Annotated[
         SourceProvenance, BeforeValidator(lambda v: SourceProvenance() if v is None else v)
-    ] = SourceProvenance()
+    ] = SourceProvenance()  # type: ignore[assignment]
     """How the article was made; missing: `trainedAlgorithmicMedia`."""
-    corrections: Annotated[  # type: ignore[assignment]
-        list[Correction], BeforeValidator(lambda v: [] if v is None else v)
-    ] = []
+    corrections: Annotated[list[Correction], BeforeValidator(lambda v: [] if v is None else v)] = []
     retracted: Retraction | None = None
     """Withdrawn with a notice: served as 410 and nowhere else."""
 
@@ -356,7 +355,7 @@ class ArticleSummary(BaseModel):
     model_config = _wire_config()
 
     id: str
-    language: Language  # type: ignore[valid-type]
+    language: Language
     title: str
     summary: str
     category: str
@@ -448,22 +447,19 @@ class CorrectionList(_Page[CorrectionEntry]):
     `kind` (`correction` before `retraction`)."""
 
 
+RETRACTED_EXAMPLE: dict[str, Any] = {
+    "detail": "Article retracted",
+    "id": "en-0001",
+    "title": "A title",
+    "retracted_at": "2026-11-21T09:00:00Z",
+    "reason": "The figures it reported were wrong.",
+}
+
+
 class RetractedArticle(BaseModel):
     """The 410 of a retracted article: the notice that replaces it."""
 
-    model_config = _wire_config(
-        json_schema_extra={
-            "examples": [
-                {
-                    "detail": "Article retracted",
-                    "id": "en-0001",
-                    "title": "A title",
-                    "retracted_at": "2026-11-21T09:00:00Z",
-                    "reason": "The figures it reported were wrong.",
-                }
-            ]
-        }
-    )
+    model_config = _wire_config(json_schema_extra={"examples": [RETRACTED_EXAMPLE]})
 
     detail: Literal["Article retracted"]
     id: str
@@ -482,7 +478,7 @@ class Comment(BaseModel):
 
     id: str
     article_id: str
-    language: Language  # type: ignore[valid-type]
+    language: Language
     parent_id: str | None
     """The comment this one replies to, or null."""
     author: str
@@ -530,7 +526,25 @@ COMMENT_CONTENT_PATTERN = _trimmed_pattern(_BLANK, CONTENT_MAX)
 PARENT_ID_PATTERN = r"^[^\x00]*$"
 
 
-def _comment_text(single_line: bool) -> Any:
+def _comment_text(single_line: bool) -> tuple[Any, Any]:
+    """The Field (lengths, and the pattern that states them in the schema) and the validator
+    of the author (`single_line`) or the content of a comment."""
+    if single_line:
+        most, pattern = AUTHOR_MAX, COMMENT_AUTHOR_PATTERN
+        lines = "on one line; no control characters."
+    else:
+        most, pattern = CONTENT_MAX, COMMENT_CONTENT_PATTERN
+        lines = "no control characters but tab and newline (CRLF counts as a newline)."
+    field = Field(
+        min_length=1,
+        max_length=most,
+        json_schema_extra=_schema_pattern(pattern),
+        description=f"1 to {most} characters after trimming{',' if single_line else ';'} {lines}",
+    )
+    return field, _comment_cleaner(single_line)
+
+
+def _comment_cleaner(single_line: bool) -> Any:
     def clean(raw: Any) -> Any:
         if not isinstance(raw, str):
             return raw  # the strict string check names the type
@@ -557,28 +571,8 @@ class CommentCreate(BaseModel):
 
     # The patterns are the document's statement of _comment_text and of the lengths (only
     # in the schema: the validator enforces the rule itself, with the precise message).
-    author: Annotated[
-        StrictStr,
-        Field(
-            min_length=1,
-            max_length=AUTHOR_MAX,
-            json_schema_extra=_schema_pattern(COMMENT_AUTHOR_PATTERN),
-            description=f"1 to {AUTHOR_MAX} characters after trimming, on one line; no"
-            " control characters.",
-        ),
-        _comment_text(single_line=True),
-    ]
-    content: Annotated[
-        StrictStr,
-        Field(
-            min_length=1,
-            max_length=CONTENT_MAX,
-            json_schema_extra=_schema_pattern(COMMENT_CONTENT_PATTERN),
-            description=f"1 to {CONTENT_MAX} characters after trimming; no control characters"
-            " but tab and newline (CRLF counts as a newline).",
-        ),
-        _comment_text(single_line=False),
-    ]
+    author: Annotated[StrictStr, *_comment_text(single_line=True)]
+    content: Annotated[StrictStr, *_comment_text(single_line=False)]
     parent_id: (
         Annotated[
             StrictStr,
@@ -599,7 +593,7 @@ class CommentCount(BaseModel):
     model_config = _wire_config()
 
     article_id: str
-    language: Language  # type: ignore[valid-type]
+    language: Language
     count: Annotated[int, Field(ge=0)]
 
 
@@ -608,7 +602,7 @@ class CommentCounts(BaseModel):
 
     model_config = _wire_config()
 
-    language: Language  # type: ignore[valid-type]
+    language: Language
     counts: dict[str, Annotated[int, Field(ge=0)] | None]
 
 
@@ -732,15 +726,15 @@ _INT_CHUNK = 4000
 
 
 def _query_int(default: int, maximum: int | None, description: str) -> Any:
-    return Annotated[
-        int,
-        Field(default=default, ge=1, le=maximum, description=description, examples=[default]),
-        BeforeValidator(_base10),
-    ]
+    # The metadata of an `Annotated[int, ...]` query integer: a static type stays visible.
+    return Field(default=default, ge=1, le=maximum, description=description, examples=[default])
 
 
-PageNumber = _query_int(1, None, "Page number, from 1; a page past the end is empty.")
-PageSize = _query_int(PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, "Items per page.")
+_Base10 = BeforeValidator(_base10)
+PageNumber = Annotated[
+    int, _query_int(1, None, "Page number, from 1; a page past the end is empty."), _Base10
+]
+PageSize = Annotated[int, _query_int(PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, "Items per page."), _Base10]
 
 
 class PageQuery(BaseModel):
@@ -918,7 +912,9 @@ class FeedQuery(BaseModel):
 class LatestQuery(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    limit: _query_int(LIMIT_DEFAULT, LIMIT_MAX, "How many articles.") = LIMIT_DEFAULT  # type: ignore[valid-type]
+    limit: Annotated[int, _query_int(LIMIT_DEFAULT, LIMIT_MAX, "How many articles."), _Base10] = (
+        LIMIT_DEFAULT
+    )
 
 
 def _trim(value: Any) -> Any:

@@ -18,8 +18,8 @@ from pydantic.json_schema import models_json_schema
 
 from app import models as m
 from app.routes import ROUTES, TEXTS, Operation, Route
+from app.version import API_VERSION
 
-VERSION = "1.2.0"
 _JSON = "application/json"
 _SCHEMAS = "#/components/schemas/"
 
@@ -77,41 +77,45 @@ PATH_PARAMETERS: dict[str, dict[str, Any]] = {
     },
 }
 
-IF_NONE_MATCH = {
-    "name": "If-None-Match",
-    "in": "header",
-    "required": False,
-    "description": "An ETag from an earlier answer: when it still matches, the answer is"
+
+def _optional_header(name: str, description: str, example: str) -> dict[str, Any]:
+    """A request header parameter: optional, a string."""
+    return {
+        "name": name,
+        "in": "header",
+        "required": False,
+        "description": description,
+        "schema": {"type": "string"},
+        "example": example,
+    }
+
+
+IF_NONE_MATCH = _optional_header(
+    "If-None-Match",
+    "An ETag from an earlier answer: when it still matches, the answer is"
     " 304 with no body. Each content coding has its own tag (the identity tag with `-gzip`,"
     " `-br` or `-zstd` before the closing quote); the tag of the coding chosen for this"
     " request is the one compared.",
-    "schema": {"type": "string"},
-    "example": '"3f2a9c-1a2b3c4d"',
-}
+    '"3f2a9c-1a2b3c4d"',
+)
 
-IF_MODIFIED_SINCE = {
-    "name": "If-Modified-Since",
-    "in": "header",
-    "required": False,
-    "description": "An HTTP-date: when the answer's Last-Modified is not after it, and the"
+IF_MODIFIED_SINCE = _optional_header(
+    "If-Modified-Since",
+    "An HTTP-date: when the answer's Last-Modified is not after it, and the"
     " request has no If-None-Match, the answer is 304 with no body (RFC 9110, 13.1.3). A"
     " date that does not parse is ignored.",
-    "schema": {"type": "string"},
-    "example": "Fri, 20 Nov 2026 08:30:00 GMT",
-}
+    "Fri, 20 Nov 2026 08:30:00 GMT",
+)
 
-ACCEPT_ENCODING = {
-    "name": "Accept-Encoding",
-    "in": "header",
-    "required": False,
-    "description": "Content codings the client reads (RFC 9110, 12.5.3): `gzip`, `br`, `zstd`"
+ACCEPT_ENCODING = _optional_header(
+    "Accept-Encoding",
+    "Content codings the client reads (RFC 9110, 12.5.3): `gzip`, `br`, `zstd`"
     " with q-values, `*` and `identity;q=0`. Every answer comes in all three; a page asked"
     " for again (lists, latest, search, sitemap pages) is compressed whole, under a tag of"
     " its own. Without the header the body is identity;"
     " 406 only when identity is refused and no offered coding is acceptable.",
-    "schema": {"type": "string"},
-    "example": "gzip, br",
-}
+    "gzip, br",
+)
 
 _STRING = {"schema": {"type": "string"}}
 RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
@@ -278,7 +282,7 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
         success["links"] = op.links
     responses: dict[str, Any] = {str(op.status): success}
     if cacheable:
-        validators = ("ETag", "Vary")
+        validators: tuple[str, ...] = ("ETag", "Vary")
         if "Last-Modified" in op.response_headers:
             validators += ("Last-Modified",)
         responses["304"] = {
@@ -287,12 +291,12 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
             "headers": {name: RESPONSE_HEADERS[name] for name in validators},
         }
     for status, description in _errors(route, op).items():
-        model = m.ValidationError if status == 422 else m.Error
+        model: type[BaseModel] = m.ValidationError if status == 422 else m.Error
         example = ERROR_EXAMPLES[status]
         notice = status == 410 and cacheable  # an article's own URL: its retraction notice
         if notice:
             model, description = m.RetractedArticle, _RETRACTED
-            example = m.RetractedArticle.model_config["json_schema_extra"]["examples"][0]  # type: ignore[index]
+            example = m.RETRACTED_EXAMPLE
         content = _content(model)
         content[_JSON]["example"] = example
         response: dict[str, Any] = {"description": description, "content": content}
@@ -372,7 +376,7 @@ def openapi_document() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {
             "title": "News article delivery service",
-            "version": VERSION,
+            "version": API_VERSION,
             "summary": "Read-only news articles in nine languages, with comments.",
             "description": "Articles are published by an offline build and served read-only;"
             " comments are the only writes. Every error is a JSON object with `detail`:"

@@ -267,6 +267,13 @@ _JSON_FEED = {
 _NO_SITEMAP = {404: "No such sitemap (or page)."}
 _CATEGORIES = {"type": "array", "items": {"type": "string"}, "examples": [["economy", "경제"]]}
 
+
+def _feed(kind: str, operation_id: str, schema: dict[str, Any], media_type: str) -> Route:
+    """`/api/v1/{language}/feed.<kind>`, served by the resource `feed_<kind>`."""
+    operation = Operation(operation_id, schema, query=m.FeedQuery, media_type=media_type)
+    return Route(f"{API}/feed.{kind}", f"feed_{kind}", "feeds", (operation,), cache="public")
+
+
 ROUTES: tuple[Route, ...] = (
     Route(
         f"{API}/articles",
@@ -349,48 +356,16 @@ ROUTES: tuple[Route, ...] = (
         ),
         cache="public",
     ),
-    Route(
-        f"{API}/feed.atom",
-        "feed_atom",
-        "feeds",
-        (
-            Operation(
-                "getAtomFeed",
-                {"type": "string", "examples": [_ATOM_EXAMPLE]},
-                query=m.FeedQuery,
-                media_type="application/atom+xml",
-            ),
-        ),
-        cache="public",
+    _feed(
+        "atom",
+        "getAtomFeed",
+        {"type": "string", "examples": [_ATOM_EXAMPLE]},
+        "application/atom+xml",
     ),
-    Route(
-        f"{API}/feed.rss",
-        "feed_rss",
-        "feeds",
-        (
-            Operation(
-                "getRssFeed",
-                {"type": "string", "examples": [_RSS_EXAMPLE]},
-                query=m.FeedQuery,
-                media_type="application/rss+xml",
-            ),
-        ),
-        cache="public",
+    _feed(
+        "rss", "getRssFeed", {"type": "string", "examples": [_RSS_EXAMPLE]}, "application/rss+xml"
     ),
-    Route(
-        f"{API}/feed.json",
-        "feed_json",
-        "feeds",
-        (
-            Operation(
-                "getJsonFeed",
-                _JSON_FEED,
-                query=m.FeedQuery,
-                media_type="application/feed+json",
-            ),
-        ),
-        cache="public",
-    ),
+    _feed("json", "getJsonFeed", _JSON_FEED, "application/feed+json"),
     Route(
         "/sitemap.xml",
         "sitemap_index",

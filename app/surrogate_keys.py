@@ -16,30 +16,26 @@ Grammar (ASCII, lower case, no spaces or commas, at most 45 characters: safe for
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 SITE_KEY = "site"
 
 
-def _digest(language: str, name: str) -> str:
+def _plain(kind: str, language: str) -> str:
+    return f"{kind}-{language.lower()}"
+
+
+def _hashed(kind: str, language: str, name: str) -> str:
     raw = f"{language}\0{name}".encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+    return f"{kind}-{hashlib.blake2b(raw, digest_size=8).hexdigest()}"
 
 
-def language_key(language: str) -> str:
-    return f"lang-{language.lower()}"
-
-
-def collection_key(language: str) -> str:
-    return f"list-{language.lower()}"
-
-
-def category_key(language: str, category: str) -> str:
-    return f"cat-{_digest(language, category)}"
-
-
-def article_key(language: str, article_id: str) -> str:
-    return f"art-{_digest(language, article_id)}"
+# One key of each kind of the grammar above: (language) or (language, name) -> key.
+language_key = functools.partial(_plain, "lang")
+collection_key = functools.partial(_plain, "list")
+category_key = functools.partial(_hashed, "cat")
+article_key = functools.partial(_hashed, "art")
 
 
 def collection(language: str) -> str:

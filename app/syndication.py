@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from email.utils import format_datetime
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote, urlsplit
 
 import orjson
@@ -114,6 +114,16 @@ def _title(urls: PublicUrls, language: str, category: str | None) -> str:
     return f"{urls.publication} ({bcp47(language)})" + (f": {category}" if category else "")
 
 
+class _Feed(NamedTuple):
+    """What an Atom or RSS document is rendered from (render_feed's arguments)."""
+
+    urls: PublicUrls
+    language: str
+    category: str | None
+    articles: Sequence[Mapping[str, Any]]
+    updated: str
+
+
 def render_feed(
     kind: str,
     urls: PublicUrls,
@@ -125,19 +135,14 @@ def render_feed(
     """One feed document; `articles` newest first (parsed Article JSON), `updated` the
     feed's RFC 3339 time (the newest updated_at; the language's for an empty feed)."""
     if kind == "atom":
-        return _atom(urls, language, category, articles, updated)
+        return _atom(_Feed(urls, language, category, articles, updated))
     if kind == "rss":
-        return _rss(urls, language, category, articles, updated)
+        return _rss(_Feed(urls, language, category, articles, updated))
     return _json_feed(urls, language, category, articles)
 
 
-def _atom(
-    urls: PublicUrls,
-    language: str,
-    category: str | None,
-    articles: Sequence[Mapping[str, Any]],
-    updated: str,
-) -> bytes:
+def _atom(feed: _Feed) -> bytes:
+    urls, language, category, articles, updated = feed
     t = xml_text
     out = [
         '<?xml version="1.0" encoding="utf-8"?>\n',
@@ -175,13 +180,8 @@ def _atom(
     return "".join(out).encode()
 
 
-def _rss(
-    urls: PublicUrls,
-    language: str,
-    category: str | None,
-    articles: Sequence[Mapping[str, Any]],
-    updated: str,
-) -> bytes:
+def _rss(feed: _Feed) -> bytes:
+    urls, language, category, articles, updated = feed
     t = xml_text
     self_url = urls.site(feed_path(language, "rss", category))
     out = [

@@ -16,7 +16,6 @@ gzip trailer's CRC-32 is ISA-L's, as for composed pages.
 
 from __future__ import annotations
 
-import hashlib
 import struct
 import threading
 import zlib
@@ -25,32 +24,22 @@ from collections.abc import Callable
 
 import brotli
 import zstandard
-from isal import isal_zlib  # type: ignore[import-untyped]
+from isal import isal_zlib
 
-from app.compression import BR, GZIP, GZIP_HEADER, ZSTD
+from app.compression import (
+    BR,
+    BROTLI_QUALITY,
+    CODEC_ID,
+    GZIP,
+    GZIP_HEADER,
+    GZIP_LEVEL,
+    ZSTD,
+    ZSTD_LEVEL,
+)
 
-# zlib 4: 1.05-1.07 x zlib -6's size in a third to a half of its time. (ISA-L's level 3 is
-# faster still, but reaches 1.15 x on pages whose articles share paragraphs.)
-GZIP_LEVEL = 4
-ZSTD_LEVEL = 3
-# Quality 5, the reference itself: quality 4 came to 1.10 x on the whole mix but 1.24 x on
-# some pages. br is chosen only by clients that prefer it to zstd and gzip (PAGE_OFFERS).
-BROTLI_QUALITY = 5
-
-# Part of a whole page's ETag (`-zstd.w<id>`): what determines its bytes.
-WHOLE_CODEC_ID = hashlib.blake2b(
-    repr(
-        (
-            GZIP_LEVEL,
-            ZSTD_LEVEL,
-            BROTLI_QUALITY,
-            zlib.ZLIB_RUNTIME_VERSION,
-            zstandard.ZSTD_VERSION,
-            brotli.version,
-        )
-    ).encode(),
-    digest_size=3,
-).hexdigest()
+# Part of a whole page's ETag (`-zstd.w<id>`): what determines its bytes. Whole pages are
+# compressed at the pieces' levels (app.compression), so the id is theirs.
+WHOLE_CODEC_ID = CODEC_ID
 
 _local = threading.local()
 

@@ -43,7 +43,7 @@ def create_app(settings: Settings | None = None) -> falcon.App:
     metrics = Metrics(store)
     # Metrics first (they time every request), then answers that repeat (a hit skips the
     # rest of the way, app.response_cache), then what every other request passes.
-    middleware: list[object] = [metrics]
+    middleware: list[Metrics | ResponseCache | SecurityHeaders | RequestLineLimit] = [metrics]
     if settings.response_cache_bytes > 0:
         middleware.append(ResponseCache(store, settings.response_cache_bytes))
     middleware += [SecurityHeaders(), RequestLineLimit()]

@@ -104,26 +104,19 @@ class Cluster:
     edge_pid: int | None = None
 
     # -- layout -------------------------------------------------------------------------
+    # Where the runtime directory keeps each part (set from `runtime`).
+    state_path: Path = field(init=False)
+    build_dir: Path = field(init=False)
+    nginx_dir: Path = field(init=False)
+    nginx_conf: Path = field(init=False)
+    socket_dir: Path = field(init=False)
 
-    @property
-    def state_path(self) -> Path:
-        return self.runtime / "state.json"
-
-    @property
-    def build_dir(self) -> Path:
-        return self.runtime / "build"
-
-    @property
-    def nginx_dir(self) -> Path:
-        return self.runtime / "nginx"
-
-    @property
-    def nginx_conf(self) -> Path:
-        return self.nginx_dir / "nginx.conf"
-
-    @property
-    def socket_dir(self) -> Path:
-        return self.runtime / "sockets"
+    def __post_init__(self) -> None:
+        self.state_path = self.runtime / "state.json"
+        self.build_dir = self.runtime / "build"
+        self.nginx_dir = self.runtime / "nginx"
+        self.nginx_conf = self.nginx_dir / "nginx.conf"
+        self.socket_dir = self.runtime / "sockets"
 
     @property
     def base_url(self) -> str:

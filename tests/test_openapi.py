@@ -7,6 +7,7 @@ the running app does. Real third-party tools check it too: tests/test_openapi_to
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 from typing import Any
@@ -53,6 +54,12 @@ def test_is_openapi_3_1(doc: dict[str, Any]) -> None:
     validate_spec(doc)  # openapi-spec-validator: raises on any violation of OpenAPI 3.1
     assert doc["info"]["title"] and doc["info"]["version"] and doc["info"]["license"]
     assert doc["servers"] and doc["tags"]
+
+
+def test_api_version_is_the_package_version(doc: dict[str, Any]) -> None:
+    # docs/api.md's latest section is version 1.2; the installed package carries the same number.
+    assert doc["info"]["version"] == importlib.metadata.version("news-delivery")
+    assert doc["info"]["version"].startswith("1.2.")
 
 
 def test_spec_validator_catches_a_broken_document(doc: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -501,28 +502,31 @@ def _plan_languages(
     return languages
 
 
-def _categories_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> list[str]:
-    out: list[str] = []
+def _segments_holding(
+    store: ObjectStore, meta: dict[str, Any], gids: set[int]
+) -> Iterator[tuple[SegmentReader, list[int]]]:
+    """Each segment of a language that holds some of `gids`, with their local numbers."""
     base = 0
     for desc in meta["segments"]:
         mine = [g - base for g in gids if base <= g < base + desc["docs"]]
         if mine:
-            categories = SegmentReader(store, desc).categories()
-            out.extend(categories[i] for i in mine)
+            yield SegmentReader(store, desc), mine
         base += desc["docs"]
+
+
+def _categories_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> list[str]:
+    out: list[str] = []
+    for reader, mine in _segments_holding(store, meta, gids):
+        categories = reader.categories()
+        out.extend(categories[i] for i in mine)
     return out
 
 
 def _ids_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> list[str]:
-    if not gids:
-        return []
-    out, base = [], 0
-    for desc in meta["segments"]:
-        mine = [g - base for g in gids if base <= g < base + desc["docs"]]
-        if mine:
-            ids = SegmentReader(store, desc).ids()
-            out.extend(ids[i].decode("utf-8") for i in mine)
-        base += desc["docs"]
+    out: list[str] = []
+    for reader, mine in _segments_holding(store, meta, gids):
+        ids = reader.ids()
+        out.extend(ids[i].decode("utf-8") for i in mine)
     return sorted(out)
 
 

@@ -132,7 +132,7 @@ def _merge_family(
             if a == b:
                 continue
             p0, p1 = int(p.ptr[a]), int(p.ptr[b])
-            counts = np.diff(p.ptr[a : b + 1].astype(np.int64))
+            counts: np.ndarray = np.diff(p.ptr[a : b + 1].astype(np.int64))
             terms = np.repeat(p.term_map[a:b] - u0, counts)
             new = p.remap[p.docs[p0:p1]]
             keep = new >= 0
@@ -195,7 +195,7 @@ def merge_segments(
     returns its descriptor and its objects' entries."""
     readers = [SegmentReader(store, desc) for desc, _ in inputs]
     # -- the merged document order: live documents in list order -----------------------
-    rows = []  # (-published, id, input, local)
+    rows: list[tuple[int, bytes, int, int]] = []  # (-published, id, input, local)
     for s, (reader, (_, deleted)) in enumerate(zip(readers, inputs, strict=True)):
         live = np.ones(reader.docs, dtype=bool)
         live[deleted] = False
@@ -415,7 +415,7 @@ def _merge_index(
         raise ValueError("index too large for 32-bit offsets")
     encoded = b"".join(out_words)
     wordoff = np.concatenate(([0], np.cumsum([len(x) for x in out_words], dtype=np.int64)))
-    meta = index_meta(
+    meta_bytes = index_meta(
         language,
         n,
         words=nw,
@@ -431,7 +431,7 @@ def _merge_index(
         wcount_type=wcount_type,
     )
     for name, data in (
-        (layout.META, meta),
+        (layout.META, meta_bytes),
         (layout.WORDS, encoded),
         (layout.WORDOFF, wordoff.astype("<u4").tobytes()),
         (layout.UNIGRAMS, out_uni.astype("<u4").tobytes()),

@@ -64,9 +64,9 @@ def build_site(
             n = int(np.searchsorted(bases, gid, side="right")) - 1
             local = gid - bases[n]
             reader = readers[language][n]
-            published = int(reader.array(fmt.PUBLISHED, "<i8")[local])
+            moment = int(reader.array(fmt.PUBLISHED, "<i8")[local])
             article_id = reader.ids_at(local)
-            candidates.append((-published, li, article_id, n, local))
+            candidates.append((-moment, li, article_id, n, local))
     chosen = []
     published: list[int] = []
     candidates.sort()

@@ -117,7 +117,9 @@ def plan(
     # Stories that lose a member: a served article with a story that is not kept.
     for language, index in previous.stories.items():
         gids = np.frombuffer(index.gids(), dtype="<u4")
-        gone = np.flatnonzero(~result.kept[language][gids]) if gids.size else []
+        gone: np.ndarray | list[int] = (
+            np.flatnonzero(~result.kept[language][gids]) if gids.size else []
+        )
         affected.update(index[int(i)].decode() for i in gone)
     story_plan = StoryPlan()
     for story in sorted(affected):
@@ -129,18 +131,18 @@ def plan(
         members: dict[str, str] = {}
         kept: dict[str, int] = {}
         for language in LANGUAGES:
-            i = new_of.get((language, story))
+            member = new_of.get((language, story))
             gid = old.get(language)
             still = gid is not None and bool(result.kept[language][gid])
-            if i is not None:
+            if member is not None:
                 new = result.new[language]
-                members[language] = new.ids[i]
+                members[language] = new.ids[member]
                 if still:
                     at = int(result.kept_at[language][gid])
                     problems.append(
                         (
-                            new.file[i],
-                            new.line[i],
+                            new.file[member],
+                            new.line[member],
                             f"duplicate story_id {story!r} in language {language!r} (first "
                             f"at {result.where(at >> 32, at & 0xFFFFFFFF)})",
                         )
@@ -149,9 +151,9 @@ def plan(
                 kept[language] = gid
                 members[language] = _id_of(served[language], gid)
         for language in LANGUAGES:
-            i = new_of.get((language, story))
-            if i is not None:
-                story_plan.new.setdefault(language, {})[i] = _translations(members, language)
+            member = new_of.get((language, story))
+            if member is not None:
+                story_plan.new.setdefault(language, {})[member] = _translations(members, language)
         if not kept:
             continue
         before = {lang: _id_of(served[lang], gid) for lang, gid in old.items()}

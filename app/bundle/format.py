@@ -80,6 +80,8 @@ A gid that is not in order.u32 is deleted (retracted, or replaced by a newer ver
 
 from __future__ import annotations
 
+from typing import Final
+
 FORMAT_NAME = "news-bundle"
 # 4: story ids, sitemap fragments and their pieces in segments; feeds and the site entry.
 # 5: corrections in segments; retractions, their notices and the corrections log.
@@ -223,8 +225,8 @@ SITEMAP_PAGE_URLS = 50_000
 
 ETAG_BYTES = 16
 LINE_HASH_BYTES = 16
-OFFSET_TYPECODE = "Q"  # uint64, little-endian on every platform we run on (checked at load)
-POSITION_TYPECODE = "I"  # uint32
+OFFSET_TYPECODE: Final = "Q"  # uint64, little-endian on every platform we run on (checked at load)
+POSITION_TYPECODE: Final = "I"  # uint32
 
 RESERVED_IDS = frozenset({"latest", "search"})
 MAX_ID_CHARS = 200

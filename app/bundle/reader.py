@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 import numpy as np
 import orjson
@@ -169,11 +169,11 @@ class SegmentData:
         self.whole = True  # no deleted documents: consecutive gids can be sliced as one run
         # (kind, encoding) -> (blob, offsets, separator length): every encoding of a record.
         self.pieces: dict[tuple[str, str], tuple[memoryview, memoryview, int]] = {}
-        for kind, (name_bin, name_off, sep) in fmt.RECORDS.items():
+        for kind, (name_bin, name_off, separator) in fmt.RECORDS.items():
             self.pieces[kind, IDENTITY] = (
                 files[name_bin],
                 files[name_off].cast(fmt.OFFSET_TYPECODE),
-                len(sep),
+                len(separator),
             )
         for (kind, encoding), (name_bin, name_off) in fmt.PIECES.items():
             self.pieces[kind, encoding] = (
@@ -231,17 +231,21 @@ class CorrectionsLog:
         blob, off, sep = self.pieces[encoding]
         return blob[off[start] : off[stop] - sep]
 
-    def page(self, start: int, stop: int) -> list[Run]:
+    def page(self, start: int, stop: int) -> list[Run[CorrectionsLog]]:
         stop = min(stop, self.count)
         return [Run(self, start, stop)] if start < stop else []
 
 
+# A segment's runs have records (and their `updated`); the corrections log's only slices.
+Source = TypeVar("Source", SegmentData, CorrectionsLog)
+
+
 @dataclass(frozen=True, slots=True)
-class Run:
+class Run(Generic[Source]):
     """Consecutive records start..stop-1 of one segment (or of the corrections log): one
     slice in every encoding."""
 
-    segment: SegmentData | CorrectionsLog
+    segment: Source
     start: int
     stop: int
 
@@ -249,7 +253,7 @@ class Run:
         return self.segment.encoded_run(kind, encoding, self.start, self.stop)
 
 
-def newest_updated(runs: Sequence[Run]) -> datetime | None:
+def newest_updated(runs: Sequence[Run[SegmentData]]) -> datetime | None:
     """Last-Modified of a page of articles: the newest `updated_at` of its records, to the
     second (an HTTP-date's precision; updated.i64, written by the builder); None for an empty
     page."""
@@ -452,7 +456,7 @@ class LanguageData:
             parts.append(run_of(segment, local, local + 1))
         return b",".join(parts)
 
-    def runs(self, start: int, stop: int) -> list[Run]:
+    def runs(self, start: int, stop: int) -> list[Run[SegmentData]]:
         """List positions start..stop-1 as runs: one when they are one run of a segment."""
         if start >= stop:
             return []
@@ -461,7 +465,7 @@ class LanguageData:
             return [Run(*run)]
         return self.runs_at(range(start, stop))
 
-    def runs_at(self, positions: Sequence[int] | memoryview) -> list[Run]:
+    def runs_at(self, positions: Sequence[int] | memoryview) -> list[Run[SegmentData]]:
         """One run per list position (search hits, category pages)."""
         out = []
         for p in positions:
@@ -469,11 +473,11 @@ class LanguageData:
             out.append(Run(segment, local, local + 1))
         return out
 
-    def run_by_gid(self, gid: int) -> Run:
+    def run_by_gid(self, gid: int) -> Run[SegmentData]:
         segment, local = self._segment(gid)
         return Run(segment, local, local + 1)
 
-    def coalesced_runs(self, start: int, stop: int) -> list[Run]:
+    def coalesced_runs(self, start: int, stop: int) -> list[Run[SegmentData]]:
         """List positions start..stop-1 as the fewest runs, for long ranges (sitemap pages of
         up to 50,000 records): consecutive gids of one segment are adjacent records even when
         the segment has deleted documents elsewhere, so they are one slice."""
@@ -521,7 +525,7 @@ class LanguageData:
 
     def list_page(
         self, page: ListPage, category: str | None, start: int, stop: int
-    ) -> tuple[int, list[Run]]:
+    ) -> tuple[int, list[Run[SegmentData]]]:
         """(total, runs of the page's records) of a list request: binary searches and slices."""
         first, last = page.first, page.last
         if category is None:
@@ -557,7 +561,7 @@ class LanguageData:
         start: int,
         stop: int,
         highlight: bool = False,
-    ) -> tuple[int, list[Run], bytes, bytes | None]:
+    ) -> tuple[int, list[Run[SegmentData]], bytes, bytes | None]:
         """(total, runs of the page's records, facets JSON, highlights JSON or None) of a
         search request; highlights only when asked, for the page's records only.
 

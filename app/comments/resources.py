@@ -34,6 +34,7 @@ from app.models import (
     CommentCountsQuery,
     CommentCountsRequest,
     CommentListQuery,
+    Language,
 )
 from app.params import list_body, parse
 
@@ -160,7 +161,7 @@ class CommentResource(_ContextResource):
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
         ctx = self.ctx
-        comment = ctx.call(ctx.store.get, *self._target(req, resp, **path))
+        comment = ctx.call(ctx.store.get, *self._target(req, resp, path))
         if comment is None:
             _comment_not_found()
         _send(resp, comment.model_dump_json().encode())
@@ -169,7 +170,7 @@ class CommentResource(_ContextResource):
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
         ctx = self.ctx
-        if not ctx.call(ctx.store.delete, *self._target(req, resp, admin=True, **path)):
+        if not ctx.call(ctx.store.delete, *self._target(req, resp, path, admin=True)):
             _comment_not_found()
         resp.status = 204
 
@@ -177,13 +178,12 @@ class CommentResource(_ContextResource):
         self,
         req: falcon.Request,
         resp: falcon.Response,
-        language: str,
-        article_id: str,
-        comment_id: str,
+        path: dict[str, str],
         admin: bool = False,
     ) -> tuple[str, str, str]:
         """The checks before the store is asked, in order: language, the admin token, the
         article, then whether the id could be one this service issued."""
+        language, article_id, comment_id = path["language"], path["article_id"], path["comment_id"]
         ctx = self.ctx
         ctx.begin(resp, language)
         if admin:
@@ -216,7 +216,7 @@ class CountResource(_ContextResource):
     ) -> None:
         self.ctx.begin(resp, language, article_id)
         count = self.ctx.call(self.ctx.store.count, language, article_id)
-        body = CommentCount(article_id=article_id, language=language, count=count)
+        body = CommentCount(article_id=article_id, language=Language(language), count=count)
         _send(resp, body.model_dump_json().encode())
 
     on_head = on_get
@@ -244,4 +244,5 @@ class CountsResource(_ContextResource):
         known = [i for i in dict.fromkeys(ids) if ctx.article_exists(language, i)]
         found = ctx.call(ctx.store.counts, language, known) if known else {}
         counts = {i: found.get(i) for i in ids}
-        _send(resp, CommentCounts(language=language, counts=counts).model_dump_json().encode())
+        body = CommentCounts(language=Language(language), counts=counts)
+        _send(resp, body.model_dump_json().encode())

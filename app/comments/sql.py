@@ -41,6 +41,7 @@ from app.comments.model import (
     new_comment_id,
 )
 from app.metrics import COMMENT_STORE_ERRORS
+from app.models import Language
 
 log = logging.getLogger("app.comments")
 
@@ -316,7 +317,7 @@ class SQLStore(ABC):
                     comment = Comment(
                         id=new_comment_id(),
                         article_id=new.article_id,
-                        language=new.language,
+                        language=Language(new.language),
                         parent_id=new.parent_id,
                         author=new.author,
                         content=new.content,

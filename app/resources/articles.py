@@ -9,6 +9,7 @@ encoding with its ETag, caching headers and surrogate keys.
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 
 import falcon
 
@@ -17,7 +18,7 @@ from app import surrogate_keys as keys
 from app.bundle.format import LOG_KIND
 from app.bundle.reader import LanguageData, ListPage, SearchPage, newest_updated
 from app.bundle.store import BundleStore
-from app.delivery import Composed, Precomputed, send
+from app.delivery import Body, Composed, Precomputed, send
 from app.errors import article_not_found, unsupported_language
 from app.http_cache import CachePolicy
 from app.languages import LANGUAGE_SET
@@ -56,6 +57,35 @@ class BundleResource:
     def bundle_id(self) -> str:
         return self.store.current().bundle_id
 
+    def send_page(
+        self,
+        req: falcon.Request,
+        resp: falcon.Response,
+        data: LanguageData,
+        body: Composed,
+        etag: str,
+        depends: str,
+        media_type: str | None = None,
+        *,
+        bundle_id: str | None = None,
+        last_modified: datetime | None = None,
+    ) -> None:
+        """Send a page composed of records: kept whole once it is asked for again."""
+        bundle_id = self.bundle_id if bundle_id is None else bundle_id
+        send(
+            req,
+            resp,
+            body,
+            etag,
+            self.cache,
+            depends,
+            data.codec,
+            media_type,
+            pages=self.pages,
+            bundle_id=bundle_id,
+            last_modified=last_modified,
+        )
+
 
 class ArticleCollection(BundleResource):
     """GET /api/v1/{language}/articles?page&page_size&category&from&to&order&fields"""
@@ -80,18 +110,7 @@ class ArticleCollection(BundleResource):
             else keys.category_page(language, category)
         )
         etag = _collection_etag(data, *key)
-        send(
-            req,
-            resp,
-            body,
-            etag,
-            self.cache,
-            depends,
-            data.codec,
-            pages=self.pages,
-            bundle_id=self.bundle_id,
-            last_modified=newest_updated(runs),
-        )
+        self.send_page(req, resp, data, body, etag, depends, last_modified=newest_updated(runs))
 
     on_head = on_get
 
@@ -108,18 +127,8 @@ class LatestArticles(BundleResource):
         runs = data.runs(0, min(limit, data.count))
         body = Composed("summaries", b"[", runs, b"]")
         etag = _collection_etag(data, "latest", limit)
-        send(
-            req,
-            resp,
-            body,
-            etag,
-            self.cache,
-            keys.collection(language),
-            data.codec,
-            pages=self.pages,
-            bundle_id=self.bundle_id,
-            last_modified=newest_updated(runs),
-        )
+        depends = keys.collection(language)
+        self.send_page(req, resp, data, body, etag, depends, last_modified=newest_updated(runs))
 
     on_head = on_get
 
@@ -159,18 +168,8 @@ class ArticleSearch(BundleResource):
             key += ("highlight",)
         set_link(req, resp, SearchQuery, page.page, page.page_size, total)
         etag = _collection_etag(data, *key)
-        send(
-            req,
-            resp,
-            body,
-            etag,
-            self.cache,
-            keys.collection(language),
-            data.codec,
-            pages=self.pages,
-            bundle_id=self.bundle_id,
-            last_modified=newest_updated(runs),
-        )
+        depends = keys.collection(language)
+        self.send_page(req, resp, data, body, etag, depends, last_modified=newest_updated(runs))
 
     on_head = on_get
 
@@ -190,7 +189,7 @@ class ArticleItem(BundleResource):
             # 410 with its notice, cached and compressed like the article it replaces.
             variants, etag = notice
             depends = keys.article(language, article_id)
-            body = Precomputed(variants)
+            body: Body = Precomputed(variants)
             send(req, resp, body, etag, self.cache, depends, data.codec, status=410)
             return
         etag = f'"{data.etag_by_gid(gid)}"'
@@ -215,17 +214,7 @@ class CorrectionsLog(BundleResource):
         body = Composed(LOG_KIND, params.LIST_HEAD, runs, params.list_tail(page, log.count))
         set_link(req, resp, PageQuery, page.page, page.page_size, log.count)
         etag = _collection_etag(data, "corrections", params.page_key(page), page.page_size)
-        send(
-            req,
-            resp,
-            body,
-            etag,
-            self.cache,
-            keys.collection(language),
-            data.codec,
-            pages=self.pages,
-            bundle_id=self.bundle_id,
-        )
+        self.send_page(req, resp, data, body, etag, keys.collection(language))
 
     on_head = on_get
 

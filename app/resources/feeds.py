@@ -122,18 +122,7 @@ class Sitemap(BundleResource):
         body = Composed("sitemap", SITEMAP_HEAD, runs, SITEMAP_TAIL)
         etag = _etag("sitemap", data.content_hash, per_page, page)
         depends = keys.collection(language)
-        send(
-            req,
-            resp,
-            body,
-            etag,
-            self.cache,
-            depends,
-            data.codec,
-            XML,
-            pages=self.pages,
-            bundle_id=bundle.bundle_id,
-        )
+        self.send_page(req, resp, data, body, etag, depends, XML, bundle_id=bundle.bundle_id)
 
     on_head = on_get
 

@@ -97,7 +97,7 @@ class Highlighter:
             i = folded.find(run)
             while i >= 0:
                 j = i + len(run)
-                spans.append((starts[i], ends[j - 1]) if starts is not None else (i, j))
+                spans.append((starts[i], ends[j - 1]) if starts and ends else (i, j))
                 i = folded.find(run, i + 1)
         return spans
 

@@ -10,7 +10,7 @@ and ranking over zero-copy views of the mapped arrays: see app/search/searcher.p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 
 import numpy as np
@@ -61,18 +61,22 @@ class _Words:
     cjk_pieces: list[str]  # per segment: its CJK runs joined by "\n", plus a final "\n"
 
 
+def _none() -> np.ndarray:
+    return np.zeros(0)
+
+
 @dataclass
 class _Postings:
     """Postings of one term family, grouped by term (ascending) then document (ascending)."""
 
     term: np.ndarray  # int64 term number (within the family) per posting
     doc: np.ndarray  # int64
-    # Scored families (words, unigrams, bigrams):
-    tf: np.ndarray | None = None  # float64 BM25F pseudo term frequency
-    in_title: np.ndarray | None = None  # bool
-    # Trigrams: occurrences per posting, and their positions in posting order.
-    npos: np.ndarray | None = None  # int64
-    pos: np.ndarray | None = None  # uint16 or uint32
+    # Scored families (words, unigrams, bigrams); empty in the others:
+    tf: np.ndarray = field(default_factory=_none)  # float64 BM25F pseudo term frequency
+    in_title: np.ndarray = field(default_factory=_none)  # bool
+    # Trigrams: occurrences per posting, and their positions in posting order; empty in others.
+    npos: np.ndarray = field(default_factory=_none)  # int64
+    pos: np.ndarray = field(default_factory=_none)  # uint16 or uint32
 
 
 def _no_postings(positions: np.dtype | None = None) -> _Postings:
@@ -584,7 +588,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     post_docs = np.concatenate([p.doc for p in families])
     ptr = np.concatenate(([0], np.cumsum(df)))
     tri_counts = tri_postings.npos
-    tripbase = np.concatenate(
+    tripbase: np.ndarray = np.concatenate(
         ([0], np.cumsum(np.add.reduceat(tri_counts, triptr[:-1]) if tri_counts.size else []))
     )
     positions = int(tri_counts.sum())

@@ -22,8 +22,9 @@ from __future__ import annotations
 import math
 import sys
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import orjson
@@ -152,7 +153,8 @@ class Searcher:
         size = {"B": 1, "H": 2, "I": 4, "Q": 8, "f": 4}[fmt]
         if len(view) != count * size:
             raise ValueError(f"{name}: {len(view)} bytes, expected {count} entries of {size} bytes")
-        return view.cast(fmt)
+        # typeshed accepts only literal formats; `fmt` is one of the keys above.
+        return view.cast(fmt)  # type: ignore[call-overload]
 
     def _word_term(self, word: bytes) -> int:
         """Term number of a stemmed word, or -1."""
@@ -269,20 +271,22 @@ class Searcher:
         )
         if skip is not None and cand.size:
             cand = cand[~skip[cand]]
-        proofs = [
-            (self._run_cost(covers), False, covers)
+        # (cost, the proof's mask over the candidates): runs of trigrams, then word phrases;
+        # the cheapest proof runs first.
+        proofs: list[tuple[int, Callable[[np.ndarray], np.ndarray]]] = [
+            (self._run_cost(covers), partial(self._phrase_mask, covers=covers))
             for covers in (
                 [(lookup.trigram_ids[k], at) for k, at in phrase] for phrase in part.terms.phrases
             )
         ]
-        proofs += [(self._word_cost(terms), True, terms) for terms in phrases]
-        for _, words, covers in sorted(proofs, key=lambda p: p[0]):
+        proofs += [
+            (self._word_cost(terms), partial(self._word_phrase_mask, terms=terms))
+            for terms in phrases
+        ]
+        for _, prove in sorted(proofs, key=lambda p: p[0]):
             if not cand.size:
                 break
-            mask = (
-                self._word_phrase_mask(cand, covers) if words else self._phrase_mask(cand, covers)
-            )
-            cand = cand[mask]
+            cand = cand[prove(cand)]
         return cand
 
     def _word_cost(self, terms: list[int]) -> int:

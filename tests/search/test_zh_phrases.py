@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.search import gen_zh_phrases
 from app.search.analyzers import ZH_PHRASES, get_analyzer
 from app.search.indexer import fold_zh_code_points
 from app.search.zh_phrase_data import PHRASE_PAIRS
+from scripts.dev import gen_zh_phrases
 from tests.search.conftest import doc, searcher_for
 
 # (Mainland, Taiwan) pairs taken from OpenCC's TWPhrases data; many differ in length.

@@ -1,7 +1,7 @@
 """Measure build_index and Searcher on a synthetic corpus (not a test; docs/search.md has figures).
 
-python tests/search/bench_index.py N LANGS            # random-vocabulary corpus made here
-python tests/search/bench_index.py N LANGS CORPUS_DIR # <lang>.jsonl, e.g. bench/gen_corpus.py
+PYTHONPATH=. python bench/search_index.py N LANGS             # random-vocabulary corpus
+PYTHONPATH=. python bench/search_index.py N LANGS CORPUS_DIR  # <lang>.jsonl (bench/gen_corpus.py)
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Time Searcher.search in process over a built bundle and the benchmark's search queries
 (not a test; docs/search.md "Query cost" has figures).
 
-python tests/search/bench_search.py BUNDLE_DIR URLS_FILE [--repeat N] [--dump OUT.json]
+PYTHONPATH=. python bench/search_queries.py BUNDLE_DIR URLS_FILE [--repeat N] [--dump OUT.json]
 
 URLS_FILE is a bench corpus's urls/search.txt (/api/v1/{language}/articles/search?q=...).
 --dump writes every query's results (several pages, and the full order) for comparing two
