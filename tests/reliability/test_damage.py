@@ -224,33 +224,27 @@ def _replaced(pids: list[int], victim: int) -> bool:
 
 def _repair(how: str, origin: Path, served: Path, srv: Server) -> float:
     """Run the repair; returns when it ended (monotonic)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     if how == "install":
-        done = subprocess.run(
-            [sys.executable, "scripts/install_bundle.py", str(origin), str(served)],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.startswith("repaired bundle"), done.stdout
-        return time.monotonic()
-    # The sidecar, (re)started: its first install copies the damaged objects again (that it
-    # also notices damage between installs is tests/test_bundle_sync.py's).
+        cmd = ["scripts/install_bundle.py", str(origin), str(served)]
+    else:
+        # The sidecar, (re)started: its first install copies the damaged objects again (that
+        # it also notices damage between installs is tests/test_bundle_sync.py's).
+        cmd = [
+            "scripts/bundle_sync.py", "--origin", str(origin), "--dest", str(served),
+            "--interval", "0", "--max-polls", "1",
+        ]  # fmt: skip
     done = subprocess.run(
-        [
-            sys.executable, "scripts/bundle_sync.py", "--origin", str(origin),
-            "--dest", str(served), "--interval", "0", "--max-polls", "1",
-        ],
+        [sys.executable, *cmd],
         cwd=REPO,
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
-    )  # fmt: skip
-    assert done.returncode == 0 and "repaired bundle" in done.stdout, done.stdout + done.stderr
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    if how == "install":
+        assert done.stdout.startswith("repaired bundle"), done.stdout
+    else:
+        assert "repaired bundle" in done.stdout, done.stdout
     return time.monotonic()
