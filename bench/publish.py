@@ -179,6 +179,65 @@ def wrk(port: int, urls: Path, seconds: int) -> dict[str, float]:
     }
 
 
+def prepare(work: Path, per_language: int, corpus: Path | None) -> tuple[Path, Path, Path]:
+    """The corpus (generated on first use) hard-linked into work/src; work/built and
+    work/served emptied. Returns (src, built, served)."""
+    corpus = corpus or work / f"corpus-{per_language}"
+    if not (corpus / "ko.jsonl").is_file():
+        print(f"generating {per_language} articles per language in {corpus}", file=sys.stderr)
+        size = str(per_language)
+        generate = [PY, str(BENCH / "gen_corpus.py"), "--out", str(corpus), "--per-language", size]
+        subprocess.run(generate, check=True)
+    src, built, served = work / "src", work / "built", work / "served"
+    for path in (src, built, served):
+        shutil.rmtree(path, ignore_errors=True)
+    src.mkdir(parents=True)
+    for path in corpus.glob("*.jsonl"):
+        os.link(path, src / path.name)  # the same bytes, no copy
+    return src, built, served
+
+
+def full_build(src: Path, built: Path, served: Path) -> dict[str, Any]:
+    """Build src from scratch into built (timed, peak memory sampled), install it into
+    served; the figures of the build."""
+    source_bytes = size_of(src, "*.jsonl")
+    seconds, peak, out = run_measured(
+        [PY, "scripts/build_bundles.py", "--src", str(src), "--out", str(built), "--full"]
+    )
+    figures = {
+        "seconds": round(seconds, 1),
+        "peak_largest_rss_mb": round(peak["rss"] / 2**20),
+        "peak_total_pss_mb": round(peak["pss"] / 2**20),
+        "source_mb": round(source_bytes / 2**20),
+        "bundle_mb": round(bundle_size(built) / 2**20),
+        "bundle_to_source": round(bundle_size(built) / source_bytes, 2),
+        "output": out.strip(),
+    }
+    print(json.dumps(figures), file=sys.stderr)
+    subprocess.run([PY, "scripts/install_bundle.py", str(built), str(served)], check=True, cwd=ROOT)
+    return figures
+
+
+def start_server(served: Path, work: Path, port: int) -> subprocess.Popen[bytes]:
+    """gunicorn (the production config, 2 workers) serving `served` on 127.0.0.1:port."""
+    env = {
+        **os.environ,
+        "NEWS_BUNDLE_DIR": str(served),
+        "NEWS_BIND": f"127.0.0.1:{port}",
+        "NEWS_COMMENTS_DSN": f"sqlite:///{work / 'comments.sqlite3'}",
+        "WEB_CONCURRENCY": "2",
+        "NEWS_LOG_LEVEL": "warning",
+    }
+    return subprocess.Popen(
+        [str(ROOT / ".venv/bin/gunicorn"), "-c", "app/gunicorn_conf.py", "app.wsgi:app"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-language", type=int, default=100_000)
@@ -198,63 +257,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 0
     work: Path = args.work
-    corpus = args.corpus or work / f"corpus-{args.per_language}"
-    if not (corpus / "ko.jsonl").is_file():
-        print(f"generating {args.per_language} articles per language in {corpus}", file=sys.stderr)
-        subprocess.run(
-            [
-                PY,
-                str(BENCH / "gen_corpus.py"),
-                "--out",
-                str(corpus),
-                "--per-language",
-                str(args.per_language),
-            ],
-            check=True,
-        )
-    src, built, served = work / "src", work / "built", work / "served"
-    for path in (src, built, served):
-        shutil.rmtree(path, ignore_errors=True)
-    src.mkdir(parents=True)
-    for path in corpus.glob("*.jsonl"):
-        os.link(path, src / path.name)  # the same bytes, no copy
+    src, built, served = prepare(work, args.per_language, args.corpus)
     figures: dict[str, Any] = {"per_language": args.per_language, "machine_cpus": os.cpu_count()}
-    source_bytes = size_of(src, "*.jsonl")
-
-    seconds, peak, out = run_measured(
-        [PY, "scripts/build_bundles.py", "--src", str(src), "--out", str(built), "--full"]
-    )
-    figures["full_build"] = {
-        "seconds": round(seconds, 1),
-        "peak_largest_rss_mb": round(peak["rss"] / 2**20),
-        "peak_total_pss_mb": round(peak["pss"] / 2**20),
-        "source_mb": round(source_bytes / 2**20),
-        "bundle_mb": round(bundle_size(built) / 2**20),
-        "bundle_to_source": round(bundle_size(built) / source_bytes, 2),
-        "output": out.strip(),
-    }
-    print(json.dumps(figures["full_build"]), file=sys.stderr)
-    subprocess.run([PY, "scripts/install_bundle.py", str(built), str(served)], check=True, cwd=ROOT)
+    figures["full_build"] = full_build(src, built, served)
 
     port = 18123
-    env = {
-        **os.environ,
-        "NEWS_BUNDLE_DIR": str(served),
-        "NEWS_BIND": f"127.0.0.1:{port}",
-        "NEWS_COMMENTS_DSN": f"sqlite:///{work / 'comments.sqlite3'}",
-        "WEB_CONCURRENCY": "2",
-        "NEWS_LOG_LEVEL": "warning",
-    }
     for _ in range(2):  # the second start has a warm page cache
         started = time.perf_counter()
-        server = subprocess.Popen(
-            [str(ROOT / ".venv/bin/gunicorn"), "-c", "app/gunicorn_conf.py", "app.wsgi:app"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        server = start_server(served, work, port)
         wait_for(lambda: get(port, "/ready")[0] == 200)
         startup = time.perf_counter() - started
         if _ == 0:

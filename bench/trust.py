@@ -21,8 +21,6 @@ import argparse
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 PY = str(ROOT / ".venv" / "bin" / "python")
 sys.path.insert(0, str(BENCH))
-from publish import bundle_size, get, run_measured, size_of, wait_for  # noqa: E402
+from publish import full_build, get, prepare, run_measured, start_server, wait_for  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,48 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
     work: Path = args.work
-    corpus = args.corpus or work / f"corpus-{args.per_language}"
-    if not (corpus / "ko.jsonl").is_file():
-        print(f"generating {args.per_language} articles per language in {corpus}", file=sys.stderr)
-        size = str(args.per_language)
-        generate = [PY, str(BENCH / "gen_corpus.py"), "--out", str(corpus), "--per-language", size]
-        subprocess.run(generate, check=True)
-    src, built, served = work / "src", work / "built", work / "served"
-    for path in (src, built, served):
-        shutil.rmtree(path, ignore_errors=True)
-    src.mkdir(parents=True)
-    for path in corpus.glob("*.jsonl"):
-        os.link(path, src / path.name)
+    src, built, served = prepare(work, args.per_language, args.corpus)
     figures: dict[str, Any] = {"per_language": args.per_language, "machine_cpus": os.cpu_count()}
-    seconds, peak, out = run_measured(
-        [PY, "scripts/build_bundles.py", "--src", str(src), "--out", str(built), "--full"]
-    )
-    figures["full_build"] = {
-        "seconds": round(seconds, 1),
-        "peak_total_pss_mb": round(peak["pss"] / 2**20),
-        "source_mb": round(size_of(src, "*.jsonl") / 2**20),
-        "bundle_mb": round(bundle_size(built) / 2**20),
-        "output": out.strip(),
-    }
-    print(json.dumps(figures["full_build"]), file=sys.stderr)
-    subprocess.run([PY, "scripts/install_bundle.py", str(built), str(served)], check=True, cwd=ROOT)
+    figures["full_build"] = full_build(src, built, served)
     port = 18124
-    env = {
-        **os.environ,
-        "NEWS_BUNDLE_DIR": str(served),
-        "NEWS_BIND": f"127.0.0.1:{port}",
-        "NEWS_COMMENTS_DSN": f"sqlite:///{work / 'comments.sqlite3'}",
-        "WEB_CONCURRENCY": "2",
-        "NEWS_LOG_LEVEL": "warning",
-    }
-    server = subprocess.Popen(
-        [str(ROOT / ".venv/bin/gunicorn"), "-c", "app/gunicorn_conf.py", "app.wsgi:app"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    server = start_server(served, work, port)
     try:
         wait_for(lambda: get(port, "/ready")[0] == 200)
         lines = (src / "en.jsonl").read_bytes().split(b"\n")
