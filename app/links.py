@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl, quote, urlencode
 import falcon
 import pydantic
 
+from app import params
 from app.params import int_text
 
 # RFC 3986 pchar characters other than unreserved ones, kept as they are in a path.
@@ -67,22 +68,16 @@ def set_link(
         resp.set_header("Link", value)
 
 
-@functools.cache  # one entry per query model
-def known_names(model: type[pydantic.BaseModel]) -> frozenset[str]:
-    """The query parameter names `model` reads (aliases where it has them), but `page`."""
-    return frozenset(f.alias or name for name, f in model.model_fields.items()) - {"page"}
-
-
 @functools.lru_cache(maxsize=4096)  # popular pages recur; the encoding is most of the work
 def _head(path: str, query: str, model: type[pydantic.BaseModel]) -> str:
     """`path?kept&page=`: the path percent-encoded (an article id may hold spaces or Hangul,
     and a header is ASCII), each known parameter but `page` encoded once for all the links."""
     head = quote(path, safe=_PATH_SAFE) + "?"
     if query:
-        names = known_names(model)
+        known = params.names(model)
         kept: dict[str, str] = {}
         for name, value in parse_qsl(query, keep_blank_values=True):
-            if name in names:
+            if name in known and name != "page":
                 kept[name] = value  # the last value wins, in the place of the first
         if kept:
             head += urlencode(kept) + "&"

@@ -26,6 +26,7 @@ class _Plan:
             (field.alias or name, getattr(field.annotation, "__origin__", None) is list)
             for name, field in model.model_fields.items()
         )
+        self.names = frozenset(name for name, _ in self.fields)
         required = any(field.is_required() for field in model.model_fields.values())
         # A request without any of the model's parameters needs no validation at all.
         self.defaults = None if required else model.model_validate({})
@@ -34,8 +35,17 @@ class _Plan:
 _PLANS: dict[type[pydantic.BaseModel], _Plan] = {}
 
 
+def _plan(model: type[pydantic.BaseModel]) -> _Plan:
+    return _PLANS.get(model) or _PLANS.setdefault(model, _Plan(model))
+
+
+def names(model: type[pydantic.BaseModel]) -> frozenset[str]:
+    """The query parameter names `model` reads (aliases where it has them)."""
+    return _plan(model).names
+
+
 def parse(req: falcon.Request, model: type[Query]) -> Query:
-    plan = _PLANS.get(model) or _PLANS.setdefault(model, _Plan(model))
+    plan = _plan(model)
     given: dict[str, Any] = {}
     params = req.params
     if params:
