@@ -141,11 +141,6 @@ def encoded_etag(etag: str, encoding: str, codec: str) -> str:
     return etag if encoding == IDENTITY else f'{etag[:-1]}-{encoding}.{codec}"'
 
 
-def whole_etag(etag: str, encoding: str) -> str:
-    """The tag of a page compressed whole: unlike its composed form's, `w` + WHOLE_CODEC_ID."""
-    return f'{etag[:-1]}-{encoding}.w{WHOLE_CODEC_ID}"'
-
-
 @functools.lru_cache(maxsize=4096)  # pages of one bundle share a few hundred moments
 def http_date(moment: datetime) -> str:
     return format_datetime(moment, usegmt=True)
@@ -221,7 +216,8 @@ def send(
     whole = encoding != IDENTITY and (
         isinstance(body, Whole) or (paged and (encoding == BR or repeated))
     )
-    tag = whole_etag(etag, encoding) if whole else encoded_etag(etag, encoding, codec)
+    # A page compressed whole is other bytes than its composed form: `w` before the codec.
+    tag = encoded_etag(etag, encoding, f"w{WHOLE_CODEC_ID}" if whole else codec)
     resp.set_header("Vary", "Accept-Encoding")
     resp.set_header("ETag", tag)
     resp.set_header("Cache-Control", cache.header)
