@@ -1,0 +1,33 @@
+"""The app as app.wsgi builds it, less the Metrics middleware: the other side of
+bench/metrics_cost.py. `app_without_metrics:app` for a server, `without_metrics(create_app())`
+in process. Every other middleware, route and setting is the app's own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+
+from app.metrics import Metrics
+from app.wsgi import create_app
+
+
+def without_metrics(app: falcon.App) -> falcon.App:
+    """`app` with its Metrics middleware taken out (in place)."""
+    # Falcon prepares its middleware in App() and again in each add_middleware(); taking
+    # Metrics out of the list it keeps and preparing again gives the app create_app() would
+    # build without it (the /metrics route stays, and nothing requests it).
+    kept = [m for m in app._unprepared_middleware if not isinstance(m, Metrics)]
+    if len(kept) == len(app._unprepared_middleware):
+        raise RuntimeError("the app has no Metrics middleware to take out")
+    app._unprepared_middleware = kept
+    app.add_middleware([])
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    if name != "app":
+        raise AttributeError(name)
+    application = without_metrics(create_app())
+    globals()["app"] = application
+    return application
