@@ -15,81 +15,49 @@ corpus and bundle are in bench/.cache.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import run  # bench/run.py: the harness's servers, wrk and URL lists
+import harness
 
 WARMUP_SECONDS = 3
 
 
-def serve(
-    tree: Path, bundle: Path, scratch: Path, name: str
-) -> tuple[int, subprocess.Popen[bytes]]:
-    port = run.free_port()
-    env = dict(
-        os.environ,
-        PYTHONPATH=str(tree),
-        NEWS_BUNDLE_DIR=str(bundle),
-        NEWS_COMMENTS_DSN=f"sqlite:///{scratch / f'{name}.sqlite3'}",
-        NEWS_BIND=f"127.0.0.1:{port}",
-        WEB_CONCURRENCY=str(run.WORKERS),
-        NEWS_WORKER_CLASS="sync",
-        NEWS_LOG_LEVEL="warning",
-    )
-    cmd = [str(run.VENV_BIN / "gunicorn"), "-c", str(tree / "app/gunicorn_conf.py"), "app.wsgi:app"]
-    proc = subprocess.Popen(
-        cmd,
-        cwd=tree,
-        env=env,
-        stdout=(scratch / f"{name}.log").open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    run.wait_ready(port, proc)
-    return port, proc
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.cli.parser(__doc__)
     parser.add_argument("--before", type=Path, required=True, help="the other source tree")
-    parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
+    harness.cli.add_rounds(parser, duration=10, rounds=6)
     parser.add_argument("--per-language", type=int, default=10_000)
     args = parser.parse_args()
-    opts = run.Options(
-        args.per_language, 1, args.duration, WARMUP_SECONDS, 32, 1000, 4, False, (), False, False
-    )
-    src, _ = run.corpus(opts)
-    bundle = run.CACHE / f"bundle-{src.name.removeprefix('corpus-')}"
+    src, _ = harness.corpus(args.per_language)
+    bundle = harness.cached_bundle(src)
     if not (bundle / "manifest.json").exists():
         parser.error(f"no bundle at {bundle}: run bench/run.py first")
-    mix = run.url_files(src)["mix"]
-    trees = {"before": args.before.resolve(), "after": run.ROOT}
+    mix = harness.url_files(src)["mix"]
+    trees = {"before": args.before.resolve(), "after": harness.ROOT}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory(prefix="news-ab-") as tmp:
-        servers = {name: serve(tree, bundle, Path(tmp), name) for name, tree in trees.items()}
+        servers = {name: harness.serve(tree, bundle, Path(tmp)) for name, tree in trees.items()}
         try:
-            for port, _ in servers.values():
-                run.wrk(port, mix, WARMUP_SECONDS, opts)
+            for _, port in servers.values():
+                harness.wrk(port, mix, WARMUP_SECONDS)
             for r in range(args.rounds):
                 order = ["before", "after"] if r % 2 == 0 else ["after", "before"]
                 for name in order:
-                    port, proc = servers[name]
-                    pids = run.workers_of(proc)
-                    out = run.wrk(port, mix, args.duration, opts, cpu_pids=pids)
+                    proc, port = servers[name]
+                    pids = harness.workers_of(proc)
+                    out = harness.wrk(port, mix, args.duration, cpu_pids=pids)
                     row = {"rps": out["rps"], "cpu_us": out["server_cpu_us_per_req"]}
                     results[name].append(row)
-                    run.log(f"round {r + 1} {name:6s} {row['rps']:8.1f} req/s {row['cpu_us']} µs")
+                    harness.log(
+                        f"round {r + 1} {name:6s} {row['rps']:8.1f} req/s {row['cpu_us']} µs"
+                    )
         finally:
-            for _, proc in servers.values():
-                run.stop(proc)
+            for proc, _ in servers.values():
+                harness.stop(proc)
     summary = {
         name: {
             "rps_median": statistics.median(row["rps"] for row in rows),

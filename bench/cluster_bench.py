@@ -33,12 +33,14 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(BENCH), str(ROOT)]
 
-import run as bench  # noqa: E402  (bench/run.py)
+import harness  # noqa: E402
+import sections  # noqa: E402
+from harness import free_port  # noqa: E402
 
 from cluster.runtime import Cluster, run_script  # noqa: E402
-from tests.http_support import free_port  # noqa: E402
 from tests.reliability.harness import tcp_connections  # noqa: E402
 
+WARMUP = 2  # seconds of wrk before each measured run
 DSN = "postgresql://postgres@127.0.0.1:5432/news_bench_cluster"
 
 
@@ -119,14 +121,6 @@ class Sampler:
 # -- runs --------------------------------------------------------------------------------
 
 
-def options(args: argparse.Namespace) -> bench.Options:
-    return bench.Options(
-        per_language=args.per_language, seed=1, duration=args.duration, warmup=2,
-        connections=args.connections, rate=0, threads=4, quick=False, servers=(),
-        docs=False, yardsticks_only=False,
-    )  # fmt: skip
-
-
 def new_cluster(runtime: Path, instances: int, cgroup: Path | None = None) -> Cluster:
     return Cluster(
         runtime,
@@ -145,14 +139,16 @@ def prebuilt(cluster: Cluster, bundle: Path) -> None:
     run_script("install_bundle.py", str(bundle), str(cluster.build_dir))
 
 
-def scaling(bundle: Path, mix: Path, opts: bench.Options, scratch: Path) -> list[dict[str, Any]]:
+def scaling(
+    bundle: Path, mix: Path, load: argparse.Namespace, scratch: Path
+) -> list[dict[str, Any]]:
     rows = []
     for n in (1, 2, 3):
         cluster = new_cluster(scratch / f"scale-{n}", n)
         prebuilt(cluster, bundle)
         cluster.start(None)
         try:
-            bench.wrk(cluster.port, mix, opts.warmup, opts)
+            harness.wrk(cluster.port, mix, WARMUP, load.connections)
             conns: dict[str, int] = {m.name: 0 for m in cluster.members}
 
             def count(c: Cluster = cluster, seen: dict[str, int] = conns) -> dict[str, float]:
@@ -161,10 +157,10 @@ def scaling(bundle: Path, mix: Path, opts: bench.Options, scratch: Path) -> list
                 return {}
 
             with Sampler(count, 0.5):
-                result = bench.wrk(cluster.port, mix, opts.duration, opts)
+                result = harness.wrk(cluster.port, mix, load.duration, load.connections)
             row = {"instances": n, "connections_per_instance": conns, **result}
             rows.append(row)
-            bench.log(
+            harness.log(
                 f"  {n} instance(s): {result['rps']:.0f} req/s, p99 {result['p99_ms']:.1f} ms,"
                 f" errors {result['http_errors']}, upstream connections {conns}"
             )
@@ -174,7 +170,7 @@ def scaling(bundle: Path, mix: Path, opts: bench.Options, scratch: Path) -> list
 
 
 def memory(
-    bundle: Path, second_src: Path, mix: Path, opts: bench.Options, scratch: Path
+    bundle: Path, second_src: Path, mix: Path, load: argparse.Namespace, scratch: Path
 ) -> dict[str, Any]:
     cgroup, version = make_cgroup()
     try:
@@ -185,7 +181,7 @@ def memory(
             out: dict[str, Any] = {"cgroup": version}
             out["idle"] = read_memory(cgroup, version)
             with Sampler(lambda: read_memory(cgroup, version)) as s:
-                bench.wrk(cluster.port, mix, opts.duration, opts)
+                harness.wrk(cluster.port, mix, load.duration, load.connections)
             out["load_peak"] = s.peak()
             out["after_load"] = read_memory(cgroup, version)
             # The second bundle is built outside the cgroup, as CI builds it elsewhere.
@@ -193,14 +189,14 @@ def memory(
             errors: dict[str, Any] = {}
 
             def load() -> None:
-                errors.update(bench.wrk(cluster.port, mix, opts.duration, opts))
+                errors.update(harness.wrk(cluster.port, mix, load.duration, load.connections))
 
             loader = threading.Thread(target=load)
             with Sampler(lambda: read_memory(cgroup, version), 0.1) as s:
                 loader.start()
                 time.sleep(2)
                 started = time.monotonic()
-                cluster.publish(None, log=bench.log)
+                cluster.publish(None, log=harness.log)
                 out["publish_seconds"] = round(time.monotonic() - started, 2)
                 loader.join()
             out["publish_peak"] = s.peak()
@@ -215,46 +211,28 @@ def memory(
 
 
 def metrics_cost(
-    bundle: Path, mix: Path, opts: bench.Options, scratch: Path, ref: str
+    bundle: Path, mix: Path, load: argparse.Namespace, scratch: Path, ref: str
 ) -> dict[str, Any]:
     """Mix throughput of one gunicorn (2 sync workers, as bench/run.py) from this tree and
     from `ref`, alternated A B A B so drift hits both."""
-    base = scratch / "baseline"
-    base.mkdir()
-    archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
     runs: dict[str, list[float]] = {"baseline": [], "this tree": []}
     cpu: dict[str, list[float]] = {"baseline": [], "this tree": []}
-    for _ in range(3):
-        for name, tree in (("baseline", base), ("this tree", ROOT)):
-            port = free_port()
-            env = {
-                **os.environ,
-                "NEWS_BUNDLE_DIR": str(bundle),
-                "NEWS_COMMENTS_DSN": f"sqlite:///{scratch / 'metrics-comments.sqlite3'}",
-                "NEWS_BIND": f"127.0.0.1:{port}",
-                "WEB_CONCURRENCY": "2",
-                "NEWS_LOG_LEVEL": "warning",
-            }
-            env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-            proc = subprocess.Popen(
-                [str(bench.VENV_BIN / "gunicorn"), "-c", "app/gunicorn_conf.py", "app.wsgi:app"],
-                cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )  # fmt: skip
-            try:
-                bench.wait_ready(port, proc)
-                bench.wrk(port, mix, opts.warmup, opts)
-                pids = [proc.pid, *bench.descendants(proc.pid)]
-                result = bench.wrk(port, mix, opts.duration, opts, cpu_pids=pids)
-                runs[name].append(result["rps"])
-                cpu[name].append(result["server_cpu_us_per_req"])
-                bench.log(
-                    f"  {name}: {result['rps']:.0f} req/s, p99 {result['p99_ms']:.1f} ms,"
-                    f" server CPU {result['server_cpu_us_per_req']:.0f} us/request"
-                )
-            finally:
-                bench.stop(proc)
+    with harness.checkout(ref, scratch / "baseline") as base:
+        for _ in range(3):
+            for name, tree in (("baseline", base), ("this tree", ROOT)):
+                proc, port = harness.serve(tree, bundle, scratch)
+                try:
+                    harness.wrk(port, mix, WARMUP, load.connections)
+                    pids = [proc.pid, *harness.descendants(proc.pid)]
+                    result = harness.wrk(port, mix, load.duration, load.connections, cpu_pids=pids)
+                    runs[name].append(result["rps"])
+                    cpu[name].append(result["server_cpu_us_per_req"])
+                    harness.log(
+                        f"  {name}: {result['rps']:.0f} req/s, p99 {result['p99_ms']:.1f} ms,"
+                        f" server CPU {result['server_cpu_us_per_req']:.0f} us/request"
+                    )
+                finally:
+                    harness.stop(proc)
 
     def mean(values: list[float]) -> float:
         return sum(values) / len(values)
@@ -369,13 +347,11 @@ def render(files: list[dict[str, Any]]) -> str:
 
 
 def write_section(results: list[dict[str, Any]]) -> None:
-    import sections
-
     sections.write("cluster", render(results))
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.cli.parser(__doc__)
     parser.add_argument("--per-language", type=int, default=2000)
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=32)
@@ -391,20 +367,18 @@ def main() -> int:
     if args.render:
         write_section([json.loads(p.read_text()) for p in args.render])
         return 0
-    opts = options(args)
     if args.baseline_ref is None:
         args.baseline_ref = subprocess.run(
             ["git", "merge-base", "HEAD", "main"], cwd=ROOT, capture_output=True, text=True,
             check=True,
         ).stdout.strip()  # fmt: skip
     only = set(args.only.split(","))
-    bench.CACHE.mkdir(exist_ok=True)
-    src, _ = bench.corpus(opts)
-    bundle, build = bench.build_bundle(src, opts)
+    src, _ = harness.corpus(args.per_language)
+    bundle, build = harness.build_bundle(src)
     mix = src / "urls" / "mix.txt"
     result: dict[str, Any] = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": bench.machine(),
+        "machine": harness.machine(),
         "per_language": args.per_language,
         "bundle_mb": round(build["bytes"] / 2**20, 1),
         "wrk": f"wrk -t1 -c{args.connections} -d{args.duration}s -s bench/wrk/cycle.lua "
@@ -413,21 +387,21 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="news-cluster-bench-") as tmp:
         scratch = Path(tmp)
         if "scaling" in only:
-            bench.log("through nginx, 1 to 3 instances")
-            result["scaling"] = scaling(bundle, mix, opts, scratch)
+            harness.log("through nginx, 1 to 3 instances")
+            result["scaling"] = scaling(bundle, mix, args, scratch)
         if "memory" in only:
-            bench.log("one instance's memory in its own cgroup")
-            result["memory"] = memory(bundle, second_source(src, scratch), mix, opts, scratch)
-            bench.log(json.dumps(result["memory"], indent=1))
+            harness.log("one instance's memory in its own cgroup")
+            result["memory"] = memory(bundle, second_source(src, scratch), mix, args, scratch)
+            harness.log(json.dumps(result["memory"], indent=1))
         if "metrics" in only:
-            bench.log(f"/metrics and JSON access log cost against {args.baseline_ref}")
-            result["metrics_cost"] = metrics_cost(bundle, mix, opts, scratch, args.baseline_ref)
-            bench.log(json.dumps(result["metrics_cost"]))
-    bench.RESULTS.mkdir(exist_ok=True)
+            harness.log(f"/metrics and JSON access log cost against {args.baseline_ref}")
+            result["metrics_cost"] = metrics_cost(bundle, mix, args, scratch, args.baseline_ref)
+            harness.log(json.dumps(result["metrics_cost"]))
+    harness.RESULTS.mkdir(exist_ok=True)
     stamp = result["when"].replace(":", "").replace("-", "")
-    path = bench.RESULTS / f"cluster-{stamp}.json"
+    path = harness.RESULTS / f"cluster-{stamp}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
-    bench.log(f"wrote {path.relative_to(ROOT)}")
+    harness.log(f"wrote {path.relative_to(ROOT)}")
     return 0
 
 

@@ -21,11 +21,9 @@ identity; bundle <= 2 x source.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import http.client
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -34,7 +32,6 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
 
@@ -43,46 +40,13 @@ import zstandard
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-import gen_corpus  # noqa: E402
-import layouts  # noqa: E402
-import run as harness  # noqa: E402
+import harness  # noqa: E402
 import sections  # noqa: E402
+from harness import ROOT  # noqa: E402
 
-ROOT = BENCH.parent
 BASELINE = "c8474ae"  # main before compressed pieces (docs/delivery.md)
 BROWSER = "gzip, deflate, br, zstd"
 ENCODINGS = ("identity", "gzip", "zstd", "br")
-
-NGINX_CONF = """\
-{user}worker_processes 2;
-daemon off;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    types {{ }}
-    default_type application/json;
-    sendfile on;
-    tcp_nopush on;
-    tcp_nodelay on;
-    keepalive_requests 1000000;
-    open_file_cache max=20000 inactive=120s;
-    gzip_static on;
-    gzip_vary on;
-    client_body_temp_path {tmp}/client_body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
-    server {{
-        listen 127.0.0.1:{port};
-        root {root};
-        location = /health {{ return 200 '{{"status":"ok"}}'; }}
-        location / {{ try_files "/$uri/_$args" =404; }}
-    }}
-}}
-"""
 
 
 def fetch(port: int, url: str, encoding: str) -> tuple[int, dict[str, str], bytes]:
@@ -134,9 +98,7 @@ def sizes(port: int, urls: list[str], nginx_root: Path | None = None) -> dict[st
             name = coding or "identity"
             chosen[encoding][name] = chosen[encoding].get(name, 0) + 1
             if nginx_root is not None and encoding == "gzip":
-                target = harness.nginx_file(nginx_root, url)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(identity)
+                target = harness.save(nginx_root, url, identity)
                 if coding == "gzip":
                     target.with_name(target.name + ".gz").write_bytes(body)
         _, headers, body = fetch(port, url, BROWSER)
@@ -165,27 +127,11 @@ def sample_urls(src: Path) -> list[str]:
 
 def bundle_stats(code: Path, src: Path, out: Path) -> dict[str, Any]:
     started = time.perf_counter()
-    layouts.build(code, src, out, "--full")
+    harness.build(code, src, out, "--full")
     seconds = time.perf_counter() - started
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     source = sum(p.stat().st_size for p in src.glob("*.jsonl"))
     return {"seconds": round(seconds, 1), "bytes": size, "to_source": round(size / source, 3)}
-
-
-def run_nginx(root: Path, scratch: Path) -> tuple[subprocess.Popen[bytes], int]:
-    tmp = scratch / "nginx"
-    tmp.mkdir()
-    port = harness.free_port()
-    user = "user root;\n" if os.geteuid() == 0 else ""
-    conf = tmp / "nginx.conf"
-    conf.write_text(NGINX_CONF.format(user=user, tmp=tmp, port=port, root=root))
-    proc = harness.start(
-        [harness.NGINX, "-p", str(tmp), "-e", str(tmp / "error.log"), "-c", str(conf)],
-        dict(os.environ),
-        tmp / "stdout.log",
-    )
-    harness.wait_ready(port, proc)
-    return proc, port
 
 
 def render(f: dict[str, Any], command: str) -> None:
@@ -243,82 +189,63 @@ def render(f: dict[str, Any], command: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-language", type=int, default=2_000)
-    parser.add_argument("--corpus", type=Path)
+    parser = harness.cli.parser(__doc__)
+    harness.cli.add_corpus(parser, per_language=2_000)
     parser.add_argument("--baseline", default=BASELINE)
-    parser.add_argument("--duration", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--json", type=Path)
-    parser.add_argument("--docs", action="store_true", help="write docs/benchmarks.md")
-    parser.add_argument("--render", type=Path, help="only write the docs from this JSON")
+    harness.cli.add_rounds(parser, duration=10, rounds=2)
+    harness.cli.add_outputs(parser)
     args = parser.parse_args(argv)
-    command = " ".join(["python bench/delivery.py", *(argv if argv is not None else sys.argv[1:])])
+    command = harness.cli.invocation("delivery.py", argv)
     if args.render:
         render(json.loads(args.render.read_text()), command)
         return 0
     scratch = Path(tempfile.mkdtemp(prefix="news-delivery-"))
-    corpus = args.corpus or scratch / "corpus"
-    if not (corpus / "urls" / "mix.txt").is_file():
-        gen_corpus.generate(corpus, args.per_language, 1)
-    old_code = scratch / "baseline-code"
-    subprocess.run(
-        ["git", "worktree", "add", "--detach", str(old_code), args.baseline],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
+    corpus = harness.generated(args.corpus, args.per_language, scratch)
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        src = scratch / "src"
-        src.mkdir()
-        for path in corpus.glob("*.jsonl"):
-            (src / path.name).symlink_to(path.resolve())
-        bundle = {
-            "baseline": bundle_stats(old_code, src, scratch / "b-baseline"),
-            "current": bundle_stats(ROOT, src, scratch / "b-current"),
-        }
+        src = harness.sources(corpus, scratch / "src")
+        with harness.checkout(args.baseline, scratch / "baseline-code") as old_code:
+            baseline = bundle_stats(old_code, src, scratch / "b-baseline")
+        bundle = {"baseline": baseline, "current": bundle_stats(ROOT, src, scratch / "b-current")}
         harness.log(f"bundles: {bundle}")
-        proc, port = layouts.serve(ROOT, scratch / "b-current", scratch)
+        proc, port = harness.serve(ROOT, scratch / "b-current", scratch)
         procs.append(proc)
         mix = corpus / "urls" / "mix.txt"
         root = scratch / "static"
         byte_figures = {"synthetic": sizes(port, mix.read_text().split(), root)}
         sample = scratch / "b-sample"
-        layouts.build(ROOT, ROOT / "data" / "sample", sample, "--full")
-        sproc, sport = layouts.serve(ROOT, sample, scratch)
+        harness.build(ROOT, ROOT / "data" / "sample", sample, "--full")
+        sproc, sport = harness.serve(ROOT, sample, scratch)
         try:
             byte_figures["sample"] = sizes(sport, sample_urls(ROOT / "data" / "sample"))
         finally:
             harness.stop(sproc)
         harness.log(f"bytes: {json.dumps(byte_figures)}")
-        nproc, nport = run_nginx(root, scratch)
+        # gzip_static, as browsers are answered: the .gz file beside each identity body.
+        nproc, nport, _ = harness.serve_static(root, scratch, ("gzip_static on", "gzip_vary on"))
         procs.append(nproc)
-        opts = SimpleNamespace(connections=32)
         plan = (
             ("app identity", port, ()),
             ("app browser", port, (f"Accept-Encoding: {BROWSER}",)),
             ("nginx browser", nport, (f"Accept-Encoding: {BROWSER}",)),
         )
         for _, p, headers in plan:
-            harness.wrk(p, mix, 3, opts, headers=headers)  # warm-up
+            harness.wrk(p, mix, 3, headers=headers)  # warm-up
         results: dict[str, list[dict[str, Any]]] = {}
         for round_ in range(args.rounds):
             for name, p, headers in plan:
-                result = harness.wrk(p, mix, args.duration, opts, headers=headers)
+                result = harness.wrk(p, mix, args.duration, headers=headers)
                 if result["http_errors"]:
                     raise RuntimeError(f"{name}: {result['http_errors']} errors")
                 results.setdefault(name, []).append(result)
+                per_response = result["bytes"] / result["requests"]
                 harness.log(
                     f"round {round_ + 1} {name:14s} {result['rps']:9.1f} req/s"
-                    f"  p99 {result['p99_ms']:.2f} ms  {result['bytes'] / result['requests']:.0f}"
-                    " bytes/response"
+                    f"  p99 {result['p99_ms']:.2f} ms  {per_response:.0f} bytes/response"
                 )
         summary = {
             key: {
-                "rps_median": round(statistics.median(r["rps"] for r in runs), 1),
-                "p99_ms_median": round(statistics.median(r["p99_ms"] for r in runs), 2),
-                "rps": [round(r["rps"], 1) for r in runs],
+                **harness.medians(runs),
                 "wire_bytes_per_response": round(
                     statistics.median(r["bytes"] / r["requests"] for r in runs)
                 ),
@@ -335,15 +262,10 @@ def main(argv: list[str] | None = None) -> int:
             "summary": summary,
             "when": datetime.now(UTC).strftime("%Y-%m-%dT%H:%MZ"),
         }
-        print(json.dumps(figures, indent=2))
-        if args.json:
-            args.json.write_text(json.dumps(figures, indent=2) + "\n")
-        if args.docs:
-            render(figures, command)
+        harness.cli.emit(figures, args, render, command)
     finally:
         for proc in procs:
             harness.stop(proc)
-        subprocess.run(["git", "worktree", "remove", "--force", str(old_code)], cwd=ROOT)
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
 

@@ -202,11 +202,7 @@ def main(argv: list[str] | None = None) -> int:
                 bundle, mix, scratch, args.seconds, args.in_process_rounds
             )
     figures["when"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    print(json.dumps(figures, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
-    if args.docs:
-        render(figures, command)
+    harness.cli.emit(figures, args, render, command)
     return 0
 
 

@@ -18,7 +18,6 @@ The corpus comes from bench/gen_corpus.py (generated when missing; never committ
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
 import http.client
@@ -42,6 +41,7 @@ BENCH = ROOT / "bench"
 PY = str(ROOT / ".venv" / "bin" / "python")
 sys.path.insert(0, str(BENCH))
 import gen_corpus  # noqa: E402  (a sibling script, not a package)
+import harness  # noqa: E402
 import sections  # noqa: E402
 
 
@@ -49,15 +49,8 @@ def tree_memory(pid: int) -> tuple[int, int]:
     """(largest RSS of one process, summed PSS) of a process and all its descendants, in
     bytes. PSS splits pages shared after fork between the processes sharing them, so the sum
     is the memory the build really holds; summed RSS would count shared pages repeatedly."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    largest, pss, todo = 0, 0, [pid]
-    while todo:
-        p = todo.pop()
-        todo.extend(children.get(p, []))
+    largest, pss = 0, 0
+    for p in (pid, *harness.descendants(pid)):
         with contextlib.suppress(OSError, ValueError):
             for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Rss:"):
@@ -137,45 +130,20 @@ def fresh_articles(count: int, batch: int, seed: int = 7) -> list[dict[str, Any]
     return out
 
 
-def wrk(port: int, urls: Path, seconds: int) -> dict[str, float]:
-    script = BENCH / "wrk" / "cycle.lua"
-    proc = subprocess.run(
-        [
-            "wrk",
-            "-t2",
-            "-c8",
-            f"-d{seconds}s",
-            "--latency",
-            "-s",
-            str(script),
-            f"http://127.0.0.1:{port}",
-            "--",
-            str(urls),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    text = proc.stdout
-
-    def ms(value: str) -> float:
-        number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", value).groups()  # type: ignore[union-attr]
-        return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
-
-    latency = re.search(r"Latency\s+(\S+)\s+(\S+)\s+(\S+)", text)
-    p50 = re.search(r"^\s+50%\s+(\S+)", text, re.MULTILINE)
-    p99 = re.search(r"^\s+99%\s+(\S+)", text, re.MULTILINE)
-    rps = re.search(r"Requests/sec:\s+([\d.]+)", text)
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
-    socket = re.search(r"Socket errors: (.*)", text)
-    assert latency and p50 and p99 and rps, text
+def wrk(port: int, urls: Path, seconds: int) -> dict[str, Any]:
+    """`wrk -t2 -c8` over `urls`: the latency figures of a publish under load."""
+    result = harness.wrk(port, urls, seconds, 8, threads=2)
+    errors = result["socket_errors"]
     return {
-        "rps": float(rps.group(1)),
-        "p50_ms": ms(p50.group(1)),
-        "p99_ms": ms(p99.group(1)),
-        "max_ms": ms(latency.group(3)),
-        "non_2xx": int(errors.group(1)) if errors else 0,
-        "socket_errors": socket.group(1) if socket else "",
+        "rps": result["rps"],
+        "p50_ms": result["p50_ms"],
+        "p99_ms": result["p99_ms"],
+        "max_ms": result["max_ms"],
+        "non_2xx": result["http_errors"],
+        # As wrk's own summary says it: "connect 0, read 1, write 0, timeout 0", or nothing.
+        "socket_errors": ", ".join(f"{k} {v}" for k, v in errors.items())
+        if any(errors.values())
+        else "",
     }
 
 
@@ -220,41 +188,19 @@ def full_build(src: Path, built: Path, served: Path) -> dict[str, Any]:
 
 def start_server(served: Path, work: Path, port: int) -> subprocess.Popen[bytes]:
     """gunicorn (the production config, 2 workers) serving `served` on 127.0.0.1:port."""
-    env = {
-        **os.environ,
-        "NEWS_BUNDLE_DIR": str(served),
-        "NEWS_BIND": f"127.0.0.1:{port}",
-        "NEWS_COMMENTS_DSN": f"sqlite:///{work / 'comments.sqlite3'}",
-        "WEB_CONCURRENCY": "2",
-        "NEWS_LOG_LEVEL": "warning",
-    }
-    return subprocess.Popen(
-        [str(ROOT / ".venv/bin/gunicorn"), "-c", "app/gunicorn_conf.py", "app.wsgi:app"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    env = harness.environment(served, port, work / "comments.sqlite3")
+    return harness.start(harness.server_command("gunicorn", port), env, work / "server.log")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-language", type=int, default=100_000)
-    parser.add_argument("--corpus", type=Path, help="source directory (default: generated)")
+    parser = harness.cli.parser(__doc__)
+    harness.cli.add_corpus(parser, per_language=100_000)
     parser.add_argument("--work", type=Path, default=Path("/tmp/news-bench-publish"))
-    parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--load-seconds", type=int, default=10)
-    parser.add_argument(
-        "--render", type=Path, help="only write the docs section from this figures JSON"
-    )
-    parser.add_argument("--docs", action="store_true", help="write docs/benchmarks.md")
+    harness.cli.add_outputs(parser)
     args = parser.parse_args(argv)
     if args.render:
-        render(
-            json.loads(args.render.read_text()),
-            " ".join(["python bench/publish.py", *(argv or sys.argv[1:])]),
-        )
+        render(json.loads(args.render.read_text()), harness.cli.invocation("publish.py", argv))
         return 0
     work: Path = args.work
     src, built, served = prepare(work, args.per_language, args.corpus)
@@ -265,11 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(2):  # the second start has a warm page cache
         started = time.perf_counter()
         server = start_server(served, work, port)
-        wait_for(lambda: get(port, "/ready")[0] == 200)
+        harness.wait_ready(port, server, "/ready", timeout=120)
         startup = time.perf_counter() - started
         if _ == 0:
-            os.killpg(server.pid, 15)
-            server.wait()
+            harness.stop(server)
     figures["startup_seconds_warm"] = round(startup, 2)
     try:
         latest_urls = work / "latest.txt"
@@ -348,13 +293,8 @@ def main(argv: list[str] | None = None) -> int:
             lambda: publish(99)
         )
     finally:
-        os.killpg(server.pid, 15)
-        server.wait()
-    print(json.dumps(figures, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
-    if args.docs:
-        render(figures, " ".join(["python bench/publish.py", *(argv or sys.argv[1:])]))
+        harness.stop(server)
+    harness.cli.emit(figures, args, render, harness.cli.invocation("publish.py", argv))
     return 0
 
 

@@ -17,7 +17,6 @@ would; the builder hashes its lines again and parses only the changed one.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -28,19 +27,16 @@ from typing import Any
 
 import orjson
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH = ROOT / "bench"
-PY = str(ROOT / ".venv" / "bin" / "python")
-sys.path.insert(0, str(BENCH))
-from publish import full_build, get, prepare, run_measured, start_server, wait_for  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness
+from publish import PY, full_build, get, prepare, run_measured, start_server, wait_for
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-language", type=int, default=100_000)
-    parser.add_argument("--corpus", type=Path, help="source directory (default: generated)")
+    parser = harness.cli.parser(__doc__)
+    harness.cli.add_corpus(parser, per_language=100_000)
     parser.add_argument("--work", type=Path, default=Path("/tmp/news-bench-trust"))
-    parser.add_argument("--json", type=Path, help="write the figures here")
+    harness.cli.add_outputs(parser, docs=False, render=False)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
     work: Path = args.work
@@ -50,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     port = 18124
     server = start_server(served, work, port)
     try:
-        wait_for(lambda: get(port, "/ready")[0] == 200)
+        harness.wait_ready(port, server, "/ready", timeout=120)
         lines = (src / "en.jsonl").read_bytes().split(b"\n")
         record = orjson.loads(lines[0])
         path = f"/api/v1/en/articles/{record['id']}"
@@ -107,11 +103,8 @@ def main(argv: list[str] | None = None) -> int:
                     figures[kind].append(publish({**record, "corrections": notes}, restored))
             print(json.dumps({kind: figures[kind]}), file=sys.stderr)
     finally:
-        os.killpg(server.pid, 15)
-        server.wait()
-    print(json.dumps(figures, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        harness.stop(server)
+    harness.cli.emit(figures, args)
     return 0
 
 

@@ -19,7 +19,6 @@ On the hand-written sample (data/sample) and on the hand-written-style corpus
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import http.client
 import json
@@ -32,7 +31,6 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
 
@@ -44,8 +42,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(ROOT))
 import handwritten  # noqa: E402
-import layouts  # noqa: E402
-import run as harness  # noqa: E402
+import harness  # noqa: E402
 import sections  # noqa: E402
 
 from cluster.edge import Edge  # noqa: E402
@@ -68,38 +65,6 @@ WORDS = {
     "zh_cn": ["经济", "增长", "消费", "银行", "价格"],
     "zh_tw": ["經濟", "增長", "消費", "銀行", "價格"],
 }
-NGINX_STATIC = """\
-{user}worker_processes 2;
-daemon off;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    types {{ }}
-    default_type application/json;
-    sendfile on;
-    tcp_nopush on;
-    tcp_nodelay on;
-    keepalive_requests 1000000;
-    open_file_cache max=20000 inactive=120s;
-    client_body_temp_path {tmp}/client_body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
-    server {{
-        listen 127.0.0.1:{port};
-        root {root};
-        location = /ready {{ return 200 '{{"status":"ready"}}'; }}
-        location / {{
-            add_header Content-Encoding zstd;
-            add_header Vary Accept-Encoding;
-            try_files "/$uri/_$args" =404;
-        }}
-    }}
-}}
-"""
 
 
 def fetch(port: int, url: str, coding: str | None) -> tuple[int, dict[str, str], bytes]:
@@ -182,8 +147,7 @@ def sizes(port: int, urls: list[str]) -> dict[str, Any]:
 def wrk(
     port: int, mix: Path, duration: int, headers: tuple[str, ...], pids: list[int]
 ) -> dict[str, Any]:
-    opts = SimpleNamespace(connections=32)
-    result = harness.wrk(port, mix, duration, opts, cpu_pids=pids, headers=headers)
+    result = harness.wrk(port, mix, duration, cpu_pids=pids, headers=headers)
     if result["http_errors"]:
         raise RuntimeError(f"{result['http_errors']} errors on port {port}")
     return result
@@ -217,13 +181,12 @@ def alternate(plan: Plan, mix: Path, args: Any) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.cli.parser(__doc__)
     parser.add_argument("--per-language", type=int, default=200)
-    parser.add_argument("--duration", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--docs", action="store_true", help="write docs/benchmarks.md")
+    harness.cli.add_rounds(parser, duration=5, rounds=2)
+    harness.cli.add_outputs(parser, json=False, render=False)
     args = parser.parse_args(argv)
-    command = " ".join(["python bench/whole_pages.py", *(argv or sys.argv[1:])])
+    command = harness.cli.invocation("whole_pages.py", argv)
     scratch = Path(tempfile.mkdtemp(prefix="news-whole-"))
     procs: list[subprocess.Popen[bytes]] = []
     edge_pid = None
@@ -240,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
             ("handwritten", src, categories, 3),
         ):
             bundle = scratch / f"b-{name}"
-            layouts.build(ROOT, corpus, bundle, "--full")
-            proc, port = layouts.serve(ROOT, bundle, scratch)
+            harness.build(ROOT, corpus, bundle, "--full")
+            proc, port = harness.serve(ROOT, bundle, scratch)
             procs.append(proc)
             figures["bytes"][name] = sizes(port, universe(cats, pages))
             harness.log(f"{name}: {json.dumps(figures['bytes'][name])}")
@@ -260,22 +223,14 @@ def main(argv: list[str] | None = None) -> int:
             fetch(app_port, url, "zstd")
             _, headers, body = fetch(app_port, url, "zstd")
             assert headers.get("content-encoding") == "zstd", url
-            target = harness.nginx_file(static, url)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(body)
-        tmp = scratch / "nginx"
-        tmp.mkdir()
-        nginx_port = harness.free_port()
-        conf = tmp / "nginx.conf"
-        user = "user root;\n" if os.geteuid() == 0 else ""
-        conf.write_text(NGINX_STATIC.format(user=user, tmp=tmp, port=nginx_port, root=static))
-        nproc = harness.start(
-            [harness.NGINX, "-p", str(tmp), "-e", str(tmp / "error.log"), "-c", str(conf)],
-            dict(os.environ),
-            tmp / "stdout.log",
+            harness.save(static, url, body)
+        nproc, nginx_port, _ = harness.serve_static(
+            static,
+            scratch,
+            ("add_header Content-Encoding zstd", "add_header Vary Accept-Encoding"),
+            ready="/ready",
         )
         procs.append(nproc)
-        harness.wait_ready(nginx_port, nproc, "/ready")
         browser = (f"Accept-Encoding: {BROWSER}",)
         workers = harness.workers_of(app_proc)
         figures["app"] = alternate(
@@ -297,9 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         figures["when"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         figures["duration_s"], figures["rounds"] = args.duration, args.rounds
-        print(json.dumps(figures, indent=2))
-        if args.docs:
-            render(figures, command)
+        harness.cli.emit(figures, args, render, command)
     finally:
         if edge_pid is not None:
             os.kill(edge_pid, 15)

@@ -21,7 +21,9 @@ from harness.corpora import (
     build_bundle,
     cached_bundle,
     corpus,
+    generated,
     script_family,
+    sources,
     url_files,
 )
 from harness.load import LUA, WRK, medians, wrk
@@ -66,6 +68,7 @@ __all__ = [
     "descendants",
     "environment",
     "free_port",
+    "generated",
     "log",
     "machine",
     "medians",
@@ -77,6 +80,7 @@ __all__ = [
     "serve_static",
     "server_command",
     "shown",
+    "sources",
     "start",
     "static_file",
     "stop",

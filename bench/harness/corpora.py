@@ -46,6 +46,23 @@ def corpus(per_language: int, seed: int = 1) -> tuple[Path, dict[str, Any]]:
     return out, json.loads(stats_file.read_text())
 
 
+def generated(corpus: Path | None, per_language: int, scratch: Path) -> Path:
+    """The corpus directory given (--corpus), or one generated into `scratch`."""
+    corpus = corpus or scratch / "corpus"
+    if not (corpus / "urls" / "mix.txt").is_file():
+        gen_corpus.generate(corpus, per_language, 1)
+    return corpus
+
+
+def sources(corpus: Path, dest: Path) -> Path:
+    """`dest`, a new directory holding the corpus's source files (linked, not copied) and
+    nothing else: what the builder reads."""
+    dest.mkdir()
+    for path in corpus.glob("*.jsonl"):
+        (dest / path.name).symlink_to(path.resolve())
+    return dest
+
+
 def cached_bundle(src: Path) -> Path:
     """Where `build_bundle` puts the bundle of the cached corpus `src`."""
     return CACHE / f"bundle-{src.name.removeprefix('corpus-')}"

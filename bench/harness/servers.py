@@ -96,5 +96,3 @@ def serve(
         tail = log.read_text(errors="replace")[-3000:]
         raise RuntimeError(f"{exc} ({code}):\n{tail}") from None
     return proc, port
-
-
