@@ -19,10 +19,13 @@ import os
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Iterator
+from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 import falcon
+from falcon import http_status_to_code
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -79,10 +82,13 @@ COMMENT_STORE_ERRORS = Counter(
 class Metrics:
     """Falcon middleware: counts and times every request, and tracks the served bundle.
 
-    A request only adds to plain per-process tallies; a thread of each worker adds them to
-    the shared metric files once every FLUSH_SECONDS (and a scrape flushes its own worker
-    first). Updating the files on every request cost about 9% more server CPU per request
-    (docs/operations.md, "Observing"); this keeps it to a dictionary update.
+    A request only appends its raw facts (route template, method, status, seconds) to a
+    queue of its worker; a thread of each worker turns them into labels and histogram buckets
+    and adds them to the shared metric files once every FLUSH_SECONDS, and notes the bundle
+    the worker serves (a scrape does both first for its own worker). Updating the files on
+    every request cost about 9% more server CPU per request (docs/operations.md,
+    "Observing"); counting in a dictionary under a lock still cost the in-process request
+    about 10% (docs/benchmarks.md, "Metrics cost"): the queue keeps it to one append.
     """
 
     FLUSH_SECONDS = 1.0
@@ -91,34 +97,26 @@ class Metrics:
         self.store = store
         store.on_swap.append(lambda bundle: BUNDLE_DAMAGED.set(len(bundle.damage)))
         self._bundle_id: str | None = None
-        # (route, method, status) -> [count, latency sum, count per latency bucket]
-        self._pending: dict[tuple[str, str, int], list[Any]] = {}
-        self._lock = threading.Lock()
+        # (uri_template, method, status, seconds) per request, oldest first. deque.append
+        # and popleft are atomic: request threads append, flush() alone pops.
+        self._pending: deque[tuple[str | None, str, Any, float]] = deque()
+        self._lock = threading.Lock()  # one flush at a time; never taken by a request
         self._flusher: threading.Thread | None = None
         # Threads do not survive fork: each gunicorn worker starts its own flusher.
         this = weakref.ref(self)
         os.register_at_fork(after_in_child=lambda: _after_fork(this))
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        req.context.metrics_start = time.perf_counter()
+        req.context.metrics_start = perf_counter()
 
     def process_response(
         self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
     ) -> None:
-        elapsed = time.perf_counter() - req.context.metrics_start
-        method = req.method if req.method in _METHODS else "other"  # bounded keys
-        key = (req.uri_template or UNMATCHED, method, resp.status_code)
-        bucket = bisect.bisect_left(_LATENCY_BUCKETS, elapsed)  # first bound >= elapsed
-        with self._lock:
-            tally = self._pending.get(key)
-            if tally is None:
-                tally = self._pending[key] = [0, 0.0, [0] * (len(_LATENCY_BUCKETS) + 1)]
-            tally[0] += 1
-            tally[1] += elapsed
-            tally[2][bucket] += 1
+        self._pending.append(
+            (req.uri_template, req.method, resp.status, perf_counter() - req.context.metrics_start)
+        )
         if self._flusher is None:
             self._start_flusher()
-        self.track_bundle()
 
     def track_bundle(self) -> None:
         bundle_id = self.store.current().bundle_id
@@ -126,10 +124,25 @@ class Metrics:
             self.bundle_changed(bundle_id)
 
     def flush(self) -> None:
-        """Add the tallies since the last flush to the shared metrics."""
+        """Add the requests since the last flush to the shared metrics."""
         with self._lock:
-            pending, self._pending = self._pending, {}
-        for (route, method, status), (count, total, buckets) in pending.items():
+            pending = self._pending
+            # (route, method, status) -> [count, latency sum, count per latency bucket]
+            tallies: dict[tuple[str, str, int], list[Any]] = {}
+            for _ in range(len(pending)):  # what is queued now; later requests wait
+                template, method, status, elapsed = pending.popleft()
+                key = (
+                    template or UNMATCHED,
+                    method if method in _METHODS else "other",  # bounded keys
+                    http_status_to_code(status),
+                )
+                tally = tallies.get(key)
+                if tally is None:
+                    tally = tallies[key] = [0, 0.0, [0] * (len(_LATENCY_BUCKETS) + 1)]
+                tally[0] += 1
+                tally[1] += elapsed
+                tally[2][bisect.bisect_left(_LATENCY_BUCKETS, elapsed)] += 1  # first bound >=
+        for (route, method, status), (count, total, buckets) in tallies.items():
             REQUESTS.labels(route, method, str(status)).inc(count)
             histogram = LATENCY.labels(route, method)
             # prometheus_client's Histogram takes one observation at a time; these are
@@ -148,6 +161,8 @@ class Metrics:
             self._flusher = threading.Thread(
                 target=_flush_forever, args=(weakref.ref(self),), daemon=True
             )
+        # A worker reports its bundle from its first request on, a switch within a second.
+        self.track_bundle()
         self._flusher.start()
 
     def bundle_changed(self, bundle_id: str) -> None:
@@ -165,6 +180,7 @@ def _flush_forever(ref: weakref.ref[Metrics]) -> None:
         metrics = ref()
         if metrics is None:
             return
+        metrics.track_bundle()
         metrics.flush()
         del metrics
 
@@ -173,7 +189,7 @@ def _after_fork(ref: weakref.ref[Metrics]) -> None:
     metrics = ref()
     if metrics is not None:
         metrics._lock = threading.Lock()
-        metrics._pending = {}  # the parent's tallies are the parent's to report
+        metrics._pending = deque()  # the parent's requests are the parent's to report
         metrics._flusher = None
 
 
