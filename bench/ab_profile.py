@@ -14,40 +14,17 @@ The other tree runs with this tree's virtualenv.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PY = str(ROOT / ".venv" / "bin" / "python")
-
-
-def profile(tree: Path, bundle: Path, urls: Path, endpoints: str, seconds: float) -> dict:
-    with tempfile.TemporaryDirectory(prefix="news-ab-profile-") as tmp:
-        env = dict(
-            os.environ,
-            PYTHONPATH=str(tree),
-            NEWS_BUNDLE_DIR=str(bundle),
-            NEWS_COMMENTS_DSN=f"sqlite:///{tmp}/c.sqlite3",
-        )
-        out = subprocess.run(
-            [PY, str(tree / "bench/profile_app.py"), str(urls), endpoints, str(seconds), "--json"],
-            cwd=tree,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.cli.parser(__doc__)
     parser.add_argument("--before", type=Path, required=True, help="the other source tree")
     parser.add_argument("--before-bundle", type=Path, required=True)
     parser.add_argument("--bundle", type=Path, required=True, help="this tree's bundle")
@@ -56,12 +33,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=4.0, help="per endpoint and round")
     args = parser.parse_args()
-    trees = {"before": (args.before.resolve(), args.before_bundle), "after": (ROOT, args.bundle)}
+    trees = {
+        "before": (args.before.resolve(), args.before_bundle),
+        "after": (harness.ROOT, args.bundle),
+    }
     rounds: dict[str, list[dict]] = {name: [] for name in trees}
     for r in range(args.rounds):
         for name in ["before", "after"] if r % 2 == 0 else ["after", "before"]:
             tree, bundle = trees[name]
-            result = profile(tree, bundle, args.urls, args.endpoints, args.seconds)
+            result = harness.app_cpu(bundle, args.urls, args.endpoints, args.seconds, tree)
             rounds[name].append(result)
             print(f"round {r + 1} {name:6s} {json.dumps(result)}", file=sys.stderr)
     summary: dict[str, dict] = {}

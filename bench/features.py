@@ -46,8 +46,8 @@ import orjson
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 import gen_corpus  # noqa: E402
+import harness  # noqa: E402
 import layouts  # noqa: E402
-import run as harness  # noqa: E402
 import sections  # noqa: E402
 
 ROOT = BENCH.parent
@@ -304,12 +304,12 @@ def main(argv: list[str] | None = None) -> int:
         ]
         opts = SimpleNamespace(connections=32)
         for _, port in procs.values():
-            harness.wrk(port, files["list"], 3, opts)  # warm both workers and the page cache
+            harness.wrk(port, files["list"], 3, opts.connections)  # warm workers, page cache
         results: dict[str, list[dict[str, Any]]] = {}
         for round_ in range(args.rounds):
             for server, group in plan:
                 port = procs[server][1]
-                result = harness.wrk(port, files[group], args.duration, opts)
+                result = harness.wrk(port, files[group], args.duration, opts.connections)
                 if result["http_errors"]:
                     raise RuntimeError(f"{server} {group}: {result['http_errors']} errors")
                 results.setdefault(f"{server} {group}", []).append(result)

@@ -1,7 +1,7 @@
 """What the metrics middleware (app/metrics.py) costs, in one run: the app with and without it.
 
     flock /tmp/bench.lock .venv/bin/python bench/metrics_cost.py [--per-language 2000]
-        [--duration 10] [--rounds 4] [--servers gunicorn,granian] [--seconds 3] [--docs]
+        [--duration 5] [--rounds 10] [--servers gunicorn,granian] [--seconds 3] [--docs]
 
 The same code, bundle and settings twice: `app.wsgi:app`, and bench/app_without_metrics.py,
 which takes the Metrics middleware out of the app create_app() builds (nothing else).
@@ -165,7 +165,7 @@ def render(f: dict[str, Any], command: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = harness.cli.parser(__doc__)
     parser.add_argument("--per-language", type=int, default=2_000)
-    harness.cli.add_rounds(parser, duration=10, rounds=4)
+    harness.cli.add_rounds(parser, duration=5, rounds=10)
     parser.add_argument("--servers", default="gunicorn,granian", help="comma-separated")
     parser.add_argument("--seconds", type=float, default=3.0, help="per in-process run")
     parser.add_argument("--in-process-rounds", type=int, default=6)

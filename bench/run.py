@@ -15,8 +15,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -110,26 +108,6 @@ def measure(
 
 
 # --- the app in process ----------------------------------------------------------------------
-
-
-def app_cpu(bundle: Path, files: dict[str, Path], scratch: Path, opts: Options) -> dict:
-    """The app's own CPU per request, without a server (bench/profile_app.py): shows how much
-    of a server's figure is the app and how much is HTTP handling."""
-    cmd = [
-        sys.executable,
-        str(BENCH / "profile_app.py"),
-        str(files["mix"].parent),
-        ",".join((*ENDPOINTS, "mix")),
-        "1" if opts.quick else "3",
-        "--json",
-    ]
-    env = dict(
-        os.environ,
-        NEWS_BUNDLE_DIR=str(bundle),
-        NEWS_COMMENTS_DSN=f"sqlite:///{scratch / 'profile.sqlite3'}",
-    )
-    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
-    return dict(json.loads(out.stdout.splitlines()[-1]))
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -242,7 +220,10 @@ def run(opts: Options) -> dict[str, Any]:
         if real_ok:
             bundle, result["build"] = harness.build_bundle(src)
             log(f"bundle: {result['build']['seconds']} s, {result['build']['bytes'] / 1e6:.1f} MB")
-            result["app_cpu"] = app_cpu(bundle, files, scratch, opts)
+            # How much of a server's figure is the app and how much is HTTP handling.
+            result["app_cpu"] = harness.app_cpu(
+                bundle, src / "urls", ",".join((*ENDPOINTS, "mix")), 1 if opts.quick else 3
+            )
             log(f"app CPU per request, in-process: {result['app_cpu']}")
         rendered = False
         for app_kind in ("real", "ceiling") if real_ok else ("ceiling",):

@@ -53,7 +53,7 @@ ROOT = BENCH.parent
 CODE = Path(os.environ.get("SEARCH_COST_CODE", ROOT)).resolve()
 sys.path.insert(0, str(CODE))
 sys.path.insert(0, str(BENCH))
-import run as harness  # noqa: E402
+import harness  # noqa: E402
 import sections  # noqa: E402
 
 from app.bundle.reader import Bundle, SearchPage  # noqa: E402

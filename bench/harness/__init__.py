@@ -7,6 +7,7 @@
 - nginx: the static-file yardstick (one configuration) and pre-rendering its files;
 - corpora: the generated corpus, its URL lists, bundles built from it;
 - trees: another revision checked out beside this one;
+- in_process: the app's CPU per request without a server (bench/profile_app.py);
 - cli: the options the scripts share; machine: what a result was measured on.
 
 Scripts put bench/ on sys.path and `import harness`.
@@ -26,6 +27,7 @@ from harness.corpora import (
     sources,
     url_files,
 )
+from harness.in_process import app_cpu
 from harness.load import LUA, WRK, medians, wrk
 from harness.machine import machine
 from harness.nginx import NGINX, prerender, save, serve_static, static_file
@@ -58,6 +60,7 @@ __all__ = [
     "WORKERS",
     "WRK",
     "all_urls",
+    "app_cpu",
     "build",
     "build_bundle",
     "cached_bundle",
