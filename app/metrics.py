@@ -118,6 +118,13 @@ class Metrics:
         if self._flusher is None:
             self._start_flusher()
 
+    def count(self, route: str, method: str, status: int, elapsed: float) -> None:
+        """One answered request: called for the answers app.response_cache sends before
+        Falcon sees the request."""
+        self._pending.append((route, method, status, elapsed))
+        if self._flusher is None:
+            self._start_flusher()
+
     def track_bundle(self) -> None:
         bundle_id = self.store.current().bundle_id
         if bundle_id != self._bundle_id:

@@ -7,7 +7,7 @@ The same code, bundle and settings twice: `app.wsgi:app`, and bench/app_without_
 which takes the Metrics middleware out of the app create_app() builds (nothing else).
 
 * through servers: both apps started at once under each server (gunicorn with the production
-  config, 2 sync workers; granian with the Makefile's GRANIAN_OPTS, 2 workers), wrk `-t1 -c32`
+  config, 2 sync workers; granian with deploy/granian/options, 2 workers), wrk `-t1 -c32`
   over the benchmark mix, alternated A B B A round by round; requests/s and the server's CPU
   per request (its processes' user + system time: the steadier figure on a shared machine);
 * in process (no server, bench/profile_app.py's measure): CPU per request over the mix, the

@@ -2,7 +2,7 @@
 
 - paths: where the benchmarks live and write; commands as the docs show them; the log line;
 - processes: free ports, starting, readiness, stopping; CPU time and memory from /proc;
-- servers: the app under gunicorn (production config) or granian (the Makefile's options);
+- servers: the app under gunicorn (production config) or granian (deploy/granian/options);
 - load: wrk runs over URL lists, and the medians of alternated rounds;
 - nginx: the static-file yardstick (one configuration) and pre-rendering its files;
 - corpora: the generated corpus, its URL lists, bundles built from it;

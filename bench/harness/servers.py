@@ -1,6 +1,6 @@
 """The app under a real server, as production runs it: gunicorn with app/gunicorn_conf.py
 (worker class, threads, bind and workers from its environment variables), or granian with
-the Makefile's GRANIAN_OPTS."""
+the options of `make serve SERVER=granian`."""
 
 from __future__ import annotations
 
@@ -8,21 +8,14 @@ import os
 import subprocess
 from pathlib import Path
 
-from harness.paths import VENV_BIN
+from harness.paths import ROOT, VENV_BIN
 from harness.processes import free_port, start, wait_ready
 
 WORKERS = 2
 APP = "app.wsgi:app"
-# GRANIAN_OPTS of the Makefile: what `make serve SERVER=granian` runs.
-GRANIAN_OPTS = (
-    "--interface",
-    "wsgi",
-    "--blocking-threads",
-    "1",
-    "--backpressure",
-    "32",
-    "--respawn-failed-workers",
-)
+# granian's options as `make serve SERVER=granian` passes them (deploy/granian/options, which
+# the Makefile reads); every tree served, an older revision's too, runs with this tree's.
+GRANIAN_OPTS = tuple((ROOT / "deploy" / "granian" / "options").read_text().split())
 
 
 def server_command(server: str, port: int, target: str = APP, workers: int = WORKERS) -> list[str]:
