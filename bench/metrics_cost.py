@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (bundle / "manifest.json").exists():
         bundle, _ = harness.build_bundle(src)
     mix = harness.url_files(src)["mix"]
-    # Each gunicorn master makes its own metrics directory; an inherited one would be shared.
+    # In process, the metrics live in this process's registry, as with one-process servers.
     os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
     figures: dict[str, Any] = {
         "per_language": args.per_language,

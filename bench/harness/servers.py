@@ -50,6 +50,10 @@ def environment(
     """The server's environment: `bundle` served on 127.0.0.1:`port`, comments in the SQLite
     file `comments`; with `code`, that source tree's `app` package is the one imported."""
     env = dict(os.environ)
+    # Each gunicorn master makes a metrics directory of its own (app/gunicorn_conf.py); one
+    # inherited from the caller would be shared by every server started.
+    for name in ("PROMETHEUS_MULTIPROC_DIR", "NEWS_OWN_METRICS_DIR"):
+        env.pop(name, None)
     env.update(
         NEWS_BUNDLE_DIR=str(bundle),
         NEWS_COMMENTS_DSN=f"sqlite:///{comments}",
