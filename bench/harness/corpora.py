@@ -17,7 +17,7 @@ from typing import Any
 
 import gen_corpus
 
-from harness.paths import CACHE, ROOT, log, shown
+from harness.paths import CACHE, ROOT, VENV_BIN, log, shown
 
 ENDPOINTS = ("list", "latest", "get", "search", "categories")
 SCRIPT_FAMILIES = {
@@ -99,7 +99,7 @@ def build(code: Path, src: Path, out: Path, *extra: str) -> None:
     another revision's), quietly; `extra` are builder options (--full, --no-merge)."""
     subprocess.run(
         [
-            str(ROOT / ".venv" / "bin" / "python"),
+            str(VENV_BIN / "python"),
             "scripts/build_bundles.py",
             "--src",
             str(src),
