@@ -33,7 +33,8 @@ SCRIPT = PROJECT_ROOT / "scripts" / "build_bundles.py"
 
 def articles_in(bundle: Bundle, language: str) -> list[dict[str, Any]]:
     data = bundle.languages[language]
-    return [orjson.loads(data.article(i)) for i in range(data.count)]
+    runs = data.runs(0, data.count)
+    return [orjson.loads(run.segment.record(i)) for run in runs for i in range(run.start, run.stop)]
 
 
 def test_bundle_holds_every_article_in_list_order(
@@ -44,7 +45,7 @@ def test_bundle_holds_every_article_in_list_order(
     assert set(loaded.languages) == set(LANGUAGES)
     for language in LANGUAGES:
         assert articles_in(loaded, language) == expected_order(records, language)
-        categories = orjson.loads(loaded.languages[language].categories_json)
+        categories = orjson.loads(loaded.languages[language].categories_encoded["identity"])
         assert categories == expected_categories(records, language)
 
 

@@ -73,9 +73,10 @@ def test_store_switches_to_a_new_build(served: Path, tmp_path: Path) -> None:
     # A request still holding the old bundle finishes on it: its mapped bytes stay valid
     # after the builder deleted the old directory.
     data = old.languages["en"]
-    pos = data.find("one")
-    assert pos is not None
-    assert json.loads(data.article(pos).tobytes())["id"] == "one"
+    gid = data.find("one")
+    assert gid is not None
+    run = data.run_by_gid(gid)
+    assert json.loads(run.segment.record(run.start).tobytes())["id"] == "one"
     assert data.count == 2
 
 
@@ -292,7 +293,8 @@ def test_create_app_starts_not_ready_on_damaged_objects(tmp_path: Path, kind: st
     out = tmp_path / "bundle"
     build(make_source(tmp_path / "src", ["one"]), out)
     good_bodies = {
-        language: Bundle.load(out).languages[language].categories_json for language in LANGUAGES
+        language: Bundle.load(out).languages[language].categories_encoded["identity"]
+        for language in LANGUAGES
     }
     manifest = _manifest(out)
     corrupt(out)

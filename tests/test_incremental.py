@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from app.build import cli, policy
 from app.build.records import SourceError
 from app.bundle import format as fmt
+from app.bundle.language import SearchPage
 from app.bundle.reader import Bundle
 from app.config import Settings
 from app.wsgi import create_app
@@ -327,12 +328,12 @@ def test_merge_keeps_answers_and_shrinks_segments(tmp_path: Path) -> None:
             src / f"d{day}.jsonl", [make_article(rng, "ja", f"d{day}-{i}") for i in range(5)]
         )
         cli.build(src, out, jobs=1, merge="none")
-    assert Bundle.load(out).languages["ja"].segment_count == 4
+    assert len(Bundle.load(out).languages["ja"].segments) == 4
     files = {p.name: [orjson.loads(x) for x in p.read_text().splitlines()] for p in src.iterdir()}
     urls = requests_for(files, rng)
     unmerged = responses(out, urls, tmp_path)
     report = cli.build_report(src, out, jobs=1, merge="all")
-    assert report.merged >= 1 and Bundle.load(out).languages["ja"].segment_count == 1
+    assert report.merged >= 1 and len(Bundle.load(out).languages["ja"].segments) == 1
     assert responses(out, urls, tmp_path) == unmerged
 
 
@@ -354,7 +355,8 @@ def test_an_index_of_another_format_is_rebuilt_not_mixed(
     report = cli.build_report(src, out, jobs=1)
     assert not report.incremental
     loaded = Bundle.load(out)  # every segment readable by this code
-    assert loaded.languages["en"].search('"election" OR budget', 0, 10)[0] >= 0
+    query = '"election" OR budget'
+    assert loaded.languages["en"].search_page(query, SearchPage(), None, 0, 10)[0] >= 0
 
 
 def test_a_publish_renders_only_the_feeds_it_changed(

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.build import cli
-from app.bundle.reader import Bundle, LanguageData
+from app.bundle.language import LanguageData, SearchPage
+from app.bundle.reader import Bundle
 from app.config import Settings
 from app.search.analyzers import get_analyzer
 from app.search.gaps import decode_gaps, encode_gaps
@@ -266,7 +267,7 @@ def test_bundle_set_properties(
     assert matches(data, f"{a} OR {b}") == ha | hb
     assert matches(data, f"{a} {b} OR {c}") == ha & (hb | hc)
     assert matches(data, f'"{a} {b}"') <= matches(data, f"{a} {b}")
-    total, _ = data.search(f"{a} OR {b}", 0, 5)
+    total = data.search_page(f"{a} OR {b}", SearchPage(), None, 0, 5)[0]
     assert total == len(ha | hb)
 
 
