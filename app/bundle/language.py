@@ -374,6 +374,10 @@ class LanguageData:
             self._match_cache.put(query, found)
         return found
 
+    def clear_search_cache(self) -> None:
+        """Empties the cache of query matches (bench/search_cost.py times the uncached cost)."""
+        self._match_cache.clear()
+
     def scored(self, query: str) -> dict[int, tuple[int, float]]:
         """Every match's list position -> (title-term count, score): for tests and tools."""
         pos, acc, titles = search.scored_matches(
