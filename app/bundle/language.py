@@ -19,7 +19,6 @@ import numpy as np
 import orjson
 
 from app.bundle import format as fmt
-from app.bundle import ranking
 from app.bundle.errors import BundleError
 from app.bundle.id_index import IdIndex
 from app.bundle.segment import SEPARATORS, Run, SegmentReader
@@ -352,9 +351,9 @@ class LanguageData:
         if page.order == "relevance":
             chosen = search.rank(pos, acc, titles, start, limit)[1]
         elif page.order == "newest":
-            chosen = ranking.newest(pos, start, limit).tolist()
+            chosen = _newest(pos, start, limit).tolist()
         else:
-            chosen = ranking.oldest(pos, self._published, start, limit).tolist()
+            chosen = _oldest(pos, self._published, start, limit).tolist()
         runs = self.runs_at(chosen)
         highlights = None
         if highlight:  # each record of the page decoded and marked (app/search/highlight.py)
@@ -384,3 +383,17 @@ class LanguageData:
             self._search_segments, compile_query(query, self._analyzer)
         )
         return dict(zip(pos.tolist(), zip(titles.tolist(), acc.tolist(), strict=True), strict=True))
+
+
+# Search matches in date order (relevance is app.search.searcher.rank), after filtering.
+def _newest(pos: np.ndarray, offset: int, limit: int) -> np.ndarray:
+    """List order is newest first (published desc, id asc): ascending positions."""
+    want = offset + limit
+    if want < pos.size:
+        pos = np.partition(pos, want - 1)[:want]
+    return np.sort(pos)[offset:want]
+
+
+def _oldest(pos: np.ndarray, published: np.ndarray, offset: int, limit: int) -> np.ndarray:
+    """Published asc, then id asc (= list position asc among equal times)."""
+    return pos[np.lexsort((pos, published[pos]))][offset : offset + limit]
