@@ -1,4 +1,6 @@
-"""Memory-mapped, read-only access to a built bundle (layout in app.bundle.format).
+"""Loading a built bundle (layout in app.bundle.format): `Bundle.load` maps its objects,
+checks them, and builds the loaded `Bundle`: its languages (app.bundle.language, over
+segments read by app.bundle.segment) and its site documents (app.bundle.site).
 
 Nothing here parses article JSON: responses are slices of the mapped objects. Worker
 processes map the same files, so article bytes live once in the page cache. Loading a new
