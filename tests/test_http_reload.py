@@ -16,7 +16,7 @@ import falcon
 import pytest
 from falcon.testing import TestClient
 
-from app.build.cli import build
+from app.build.builder import build
 from app.bundle.reader import Bundle, BundleError, BundleUnavailable
 from app.bundle.store import BundleStore
 from app.config import PROJECT_ROOT, Settings
