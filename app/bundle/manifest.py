@@ -17,8 +17,10 @@ deterministic, and `parse(serialise(m)) == m`).
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -240,9 +242,9 @@ def _manifest(raw: dict[str, Any]) -> Manifest:
     site = site_entry(_mapping(fields["site"], "", "site"))
     objects = _objects(fields["objects"])
     named = set(site.files.values()).union(*(meta.objects() for meta in parsed.values()))
-    for name in sorted(named):
-        if name not in objects:
-            raise ManifestError(f"object {name} has no entry in field 'objects'")
+    unlisted = named.difference(objects)
+    if unlisted:
+        raise ManifestError(f"object {min(unlisted)} has no entry in field 'objects'")
     if bundle_id_for(parsed) != bundle_id:
         raise ManifestError("field 'bundle_id' does not match the languages' content")
     return Manifest(bundle_id, parsed, site, objects)
@@ -311,25 +313,50 @@ def _site(fields: Mapping[str, Any], context: str) -> Site:
 
 
 def _objects(value: Any) -> dict[str, ObjectEntry]:
+    """The `objects` field. A bundle names thousands of objects and the server parses its
+    manifest at every load: the common case (all valid) is checked in bulk, and only a
+    manifest that fails it is walked entry by entry to name what is wrong."""
     objects = _mapping(value, "", "objects")
-    entries: dict[str, ObjectEntry] = {}
+    names = list(objects)
+    entries = list(objects.values())
+    if set(map(type, entries)) <= {dict} and set(map(len, entries)) <= {2} and _all_names(names):
+        try:
+            sizes = list(map(_SIZE, entries))
+            crcs = list(map(_CRC, entries))
+        except KeyError:
+            pass
+        else:
+            if set(map(type, sizes)) | set(map(type, crcs)) <= {int} and min(sizes, default=0) >= 0:
+                pairs = zip(sizes, crcs, strict=True)
+                return dict(zip(names, map(tuple.__new__, repeat(ObjectEntry), pairs), strict=True))
     for name, entry in objects.items():
-        if not (type(name) is str and len(name) == 64 and name.isalnum()):
+        if not _all_names([name]):
             raise ManifestError(f"field 'objects': {name!r} is not an object name")
-        # Exactly {"size": int >= 0, "crc32": int}: checked inline (thousands per bundle).
         if not (
             type(entry) is dict
             and len(entry) == 2
-            and type(size := entry.get("size")) is int
-            and size >= 0
-            and type(crc := entry.get("crc32")) is int
+            and type(entry.get("size")) is int
+            and entry["size"] >= 0
+            and type(entry.get("crc32")) is int
         ):
             raise ManifestError(
                 f"object {name} has no entry of {{size, crc32}} in field 'objects' "
                 f"(found {entry!r})"
             )
-        entries[name] = ObjectEntry(size, crc)
-    return entries
+    raise AssertionError("unreachable: the bulk check passes when every entry does")
+
+
+_SIZE = operator.itemgetter("size")
+_CRC = operator.itemgetter("crc32")
+_HEX_DIGITS = b"0123456789abcdef"
+
+
+def _all_names(names: list[str]) -> bool:
+    """Whether each of `names` is an object name: a SHA-256 in lowercase hex."""
+    if not set(map(len, names)) <= {64}:
+        return False
+    joined = "".join(names)
+    return joined.isascii() and not joined.encode().translate(None, _HEX_DIGITS)
 
 
 def _components(value: Any, components: tuple[str, ...], context: str) -> Mapping[str, str]:
@@ -345,11 +372,15 @@ def _components(value: Any, components: tuple[str, ...], context: str) -> Mappin
 
 
 def _names(value: Any, context: str, field: str) -> dict[str, str]:
-    """A mapping of names to object names (SHA-256 hex digests)."""
+    """A mapping of names to object names (each must also be a key of `objects`, whose names
+    are checked there)."""
     names = _mapping(value, context, field)
-    for key, obj in names.items():
-        if not (type(obj) is str and len(obj) == 64 and obj.isalnum()):
-            raise ManifestError(f"{context}field '{field}.{key}' is not an object name: {obj!r}")
+    if not set(map(type, names.values())) <= {str} or not _all_names([*names.values()]):
+        for key, obj in names.items():
+            if not (type(obj) is str and _all_names([obj])):
+                raise ManifestError(
+                    f"{context}field '{field}.{key}' is not an object name: {obj!r}"
+                )
     return names
 
 
