@@ -362,12 +362,13 @@ def _all_names(names: list[str]) -> bool:
 def _components(value: Any, components: tuple[str, ...], context: str) -> Mapping[str, str]:
     """A `files` field: exactly one object for each of `components`."""
     files = _names(value, context, "files")
-    if len(files) != len(components) or files.keys() != set(components):
-        missing = [c for c in components if c not in files]
-        if missing:
-            raise ManifestError(f"{context}field 'files' has no component {missing[0]!r}")
-        unknown = sorted(files.keys() - set(components))
-        raise ManifestError(f"{context}field 'files' has an unknown component {unknown[0]!r}")
+    _fields(
+        files,
+        components,
+        context,
+        missing="field 'files' has no component {!r}",
+        unknown="field 'files' has an unknown component {!r}",
+    )
     return files
 
 
@@ -384,13 +385,20 @@ def _names(value: Any, context: str, field: str) -> dict[str, str]:
     return names
 
 
-def _fields(raw: Mapping[str, Any], names: tuple[str, ...], context: str) -> Mapping[str, Any]:
+def _fields(
+    raw: Mapping[str, Any],
+    names: tuple[str, ...],
+    context: str,
+    missing: str = "field {!r} is missing",
+    unknown: str = "field {!r} is not a manifest field",
+) -> Mapping[str, Any]:
+    """`raw`, if its keys are exactly `names`; else the error naming the first missing one
+    (in `names` order) or the first unknown one (sorted)."""
     if len(raw) != len(names) or raw.keys() != set(names):
-        missing = [n for n in names if n not in raw]
-        if missing:
-            raise ManifestError(f"{context}field {missing[0]!r} is missing")
-        unknown = sorted(raw.keys() - set(names))
-        raise ManifestError(f"{context}field {unknown[0]!r} is not a manifest field")
+        absent = [n for n in names if n not in raw]
+        if absent:
+            raise ManifestError(context + missing.format(absent[0]))
+        raise ManifestError(context + unknown.format(min(raw.keys() - set(names))))
     return raw
 
 
