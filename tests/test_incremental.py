@@ -338,7 +338,7 @@ def test_merge_keeps_answers_and_shrinks_segments(tmp_path: Path) -> None:
 
 
 def test_an_index_of_another_format_is_rebuilt_not_mixed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Segments are reused as they are: after a change of the search index format (here:
     word positions were added), the next build starts over instead of mixing formats."""
@@ -352,8 +352,14 @@ def test_an_index_of_another_format_is_rebuilt_not_mixed(
         patch.setattr(layout, "FORMAT_VERSION", layout.FORMAT_VERSION - 1)
         builder.build(src, out, jobs=1)
     write_jsonl(src / "a.jsonl", [*records, make_article(rng, "en", "f-new")])
+    capsys.readouterr()
     report = builder.build_report(src, out, jobs=1)
     assert not report.incremental
+    # The build says which version differs.
+    assert (
+        f"search index format {layout.FORMAT_VERSION - 1}, this release reads version "
+        f"{layout.FORMAT_VERSION}: building from scratch"
+    ) in capsys.readouterr().out
     loaded = Bundle.load(out)  # every segment readable by this code
     assert loaded.languages["en"].search('"election" OR budget', 0, 10)[0] >= 0
 
