@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import operator
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +63,10 @@ class Language:
     files: Mapping[str, str]  # generation component -> object
     feeds: Mapping[str, str]  # category ("" for all) -> object of its feed documents
 
-    def objects(self) -> Iterable[str]:
-        yield from self.files.values()
-        yield from self.feeds.values()
-        for segment in self.segments:
-            yield from segment.files.values()
+    def objects(self) -> frozenset[str]:
+        return frozenset().union(
+            self.files.values(), self.feeds.values(), *(s.files.values() for s in self.segments)
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -130,7 +128,7 @@ class Manifest:
 
     def owners(self) -> dict[str, frozenset[str]]:
         """Each language's objects, and the site's (SITE)."""
-        owners = {code: frozenset(meta.objects()) for code, meta in self.languages.items()}
+        owners = {code: meta.objects() for code, meta in self.languages.items()}
         owners[SITE] = frozenset(self.site.files.values())
         return owners
 
@@ -244,10 +242,27 @@ def _manifest(raw: dict[str, Any]) -> Manifest:
     named = set(site.files.values()).union(*(meta.objects() for meta in parsed.values()))
     unlisted = named.difference(objects)
     if unlisted:
-        raise ManifestError(f"object {min(unlisted)} has no entry in field 'objects'")
+        name = min(unlisted)
+        if not _all_names([name]):
+            raise ManifestError(f"{_naming(parsed, site, name)} is not an object name: {name!r}")
+        raise ManifestError(f"object {name} has no entry in field 'objects'")
     if bundle_id_for(parsed) != bundle_id:
         raise ManifestError("field 'bundle_id' does not match the languages' content")
     return Manifest(bundle_id, parsed, site, objects)
+
+
+def _naming(languages: Mapping[str, Language], site: Site, name: str) -> str:
+    """Which field names the object `name` (for an error message)."""
+    for code, meta in languages.items():
+        for field, files in (("files", meta.files), ("feeds", meta.feeds)):
+            for key, obj in files.items():
+                if obj == name:
+                    return f"language {code}: field '{field}.{key}'"
+        for n, segment in enumerate(meta.segments):
+            for key, obj in segment.files.items():
+                if obj == name:
+                    return f"language {code}: segment {n}: field 'files.{key}'"
+    return next(f"site: field 'files.{k}'" for k, obj in site.files.items() if obj == name)
 
 
 def _language(fields: Mapping[str, Any], context: str) -> Language:
@@ -312,14 +327,17 @@ def _site(fields: Mapping[str, Any], context: str) -> Site:
     )
 
 
-def _objects(value: Any) -> dict[str, ObjectEntry]:
+def _objects(value: Any) -> Mapping[str, ObjectEntry]:
     """The `objects` field. A bundle names thousands of objects and the server parses its
     manifest at every load: the common case (all valid) is checked in bulk, and only a
     manifest that fails it is walked entry by entry to name what is wrong."""
     objects = _mapping(value, "", "objects")
-    names = list(objects)
     entries = list(objects.values())
-    if set(map(type, entries)) <= {dict} and set(map(len, entries)) <= {2} and _all_names(names):
+    if (
+        set(map(type, entries)) <= {dict}
+        and set(map(len, entries)) <= {2}
+        and _all_names([*objects])
+    ):
         try:
             sizes = list(map(_SIZE, entries))
             crcs = list(map(_CRC, entries))
@@ -327,8 +345,7 @@ def _objects(value: Any) -> dict[str, ObjectEntry]:
             pass
         else:
             if set(map(type, sizes)) | set(map(type, crcs)) <= {int} and min(sizes, default=0) >= 0:
-                pairs = zip(sizes, crcs, strict=True)
-                return dict(zip(names, map(tuple.__new__, repeat(ObjectEntry), pairs), strict=True))
+                return _ObjectTable(objects)
     for name, entry in objects.items():
         if not _all_names([name]):
             raise ManifestError(f"field 'objects': {name!r} is not an object name")
@@ -344,6 +361,29 @@ def _objects(value: Any) -> dict[str, ObjectEntry]:
                 f"(found {entry!r})"
             )
     raise AssertionError("unreachable: the bulk check passes when every entry does")
+
+
+class _ObjectTable(Mapping[str, ObjectEntry]):
+    """The parsed `objects` field: checked as a whole, each ObjectEntry made when asked for
+    (a load reads the entries of the objects it maps anew, often few of thousands)."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: dict[str, dict[str, int]]) -> None:
+        self._raw = raw
+
+    def __getitem__(self, name: str) -> ObjectEntry:
+        entry = self._raw[name]
+        return ObjectEntry(entry["size"], entry["crc32"])
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
 
 
 _SIZE = operator.itemgetter("size")
@@ -373,15 +413,12 @@ def _components(value: Any, components: tuple[str, ...], context: str) -> Mappin
 
 
 def _names(value: Any, context: str, field: str) -> dict[str, str]:
-    """A mapping of names to object names (each must also be a key of `objects`, whose names
-    are checked there)."""
+    """A mapping of names to object names. Each object name must be a key of `objects`,
+    which checks them (in bulk: a manifest names thousands)."""
     names = _mapping(value, context, field)
-    if not set(map(type, names.values())) <= {str} or not _all_names([*names.values()]):
-        for key, obj in names.items():
-            if not (type(obj) is str and _all_names([obj])):
-                raise ManifestError(
-                    f"{context}field '{field}.{key}' is not an object name: {obj!r}"
-                )
+    if not set(map(type, names.values())) <= {str}:
+        key = next(k for k, v in names.items() if type(v) is not str)
+        raise ManifestError(f"{context}field '{field}.{key}' is not an object name")
     return names
 
 
