@@ -106,8 +106,13 @@ class Metrics:
         self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
     ) -> None:
         elapsed = time.perf_counter() - req.context.metrics_start
-        method = req.method if req.method in _METHODS else "other"  # bounded keys
-        key = (req.uri_template or UNMATCHED, method, resp.status_code)
+        self.count(req.uri_template or UNMATCHED, req.method, resp.status_code, elapsed)
+
+    def count(self, route: str, method: str, status: int, elapsed: float) -> None:
+        """One answered request: also called for the answers app.response_cache sends
+        before Falcon sees the request."""
+        method = method if method in _METHODS else "other"  # bounded keys
+        key = (route, method, status)
         bucket = bisect.bisect_left(_LATENCY_BUCKETS, elapsed)  # first bound >= elapsed
         with self._lock:
             tally = self._pending.get(key)

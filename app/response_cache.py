@@ -1,10 +1,12 @@
-"""Whole responses that repeat, answered before routing (docs/architecture.md, "Serving").
+"""Whole responses that repeat, answered before Falcon sees the request (docs/architecture.md,
+"Serving").
 
 Readers ask for the same few pages over and over (front pages, latest, popular articles,
 categories). A response sent by `app.delivery.send` depends only on the bundle it was read
 from, the request target and `Accept-Encoding`, so once it has been sent it can be sent
-again as it was: status, headers and body. A hit costs a dictionary lookup and the headers'
-copy, not a route, a parameter check, a lookup in the bundle and a join of slices.
+again as it was: the status line, the header list and the body the WSGI server got. A hit
+costs a dictionary lookup and a copy of the header list: no Falcon request or response
+object, no middleware, no route, no parameter check, no lookup in the bundle.
 
 What is kept, and when:
 - only an answer asked for a second time (the keys of answers sent once are remembered, at
@@ -18,61 +20,74 @@ What is kept, and when:
   responses; when full, the oldest entries go first;
 - for one `Bundle` object: a publish, or damage found on disk (app.bundle.store), swaps the
   object, and the first request after the swap empties the cache.
+
+A hit is still counted by the metrics (`Metrics.count`, under the route it was kept from).
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import falcon
 
-from app.bundle.reader import Bundle
-from app.bundle.store import BundleStore
+if TYPE_CHECKING:
+    from app.bundle.reader import Bundle
+    from app.bundle.store import BundleStore
+    from app.metrics import Metrics
 
 _METHODS = frozenset({"GET", "HEAD"})
-_REPEATABLE = "repeatable_response"
-_BUNDLE = "response_cache_bundle"
+# Set in the WSGI environ by `mark_repeatable`: the route template the answer came from.
+_REPEATABLE = "news.repeatable_route"
+
+Key = tuple[str, str, str, str | None]
+StartResponse = Callable[..., Any]
 
 
 def mark_repeatable(req: falcon.Request) -> None:
     """Called by `app.delivery.send` when its answer is the same for every request with the
     same target and Accept-Encoding, as long as the bundle is."""
-    req.context[_REPEATABLE] = True
+    req.env[_REPEATABLE] = req.uri_template
 
 
 class _Entry:
-    __slots__ = ("body", "headers", "route", "status")
+    __slots__ = ("body", "code", "headers", "route", "status")
 
-    def __init__(self, status: int, headers: dict[str, str], body: bytes, route: str) -> None:
+    def __init__(
+        self, status: str, headers: list[tuple[str, str]], body: bytes, route: str
+    ) -> None:
         self.status = status
+        self.code = int(status[:3])
         self.headers = headers
         self.body = body
         self.route = route
 
 
 class ResponseCache:
-    """Falcon middleware, right after the metrics' (which time every request): its
-    `process_request` answers a hit and marks the response complete (Falcon then skips
-    routing, the other middleware's `process_request` and the responder, and runs every
-    `process_response` as usual: metrics count the hit under its route); its
-    `process_response` keeps a repeatable answer with every header the others set."""
+    """The kept answers of one process, for `App`."""
 
     def __init__(
-        self, store: BundleStore, max_bytes: int = 128 << 20, max_entries: int = 16384
+        self,
+        store: BundleStore,
+        metrics: Metrics | None = None,
+        max_bytes: int = 128 << 20,
+        max_entries: int = 16384,
     ) -> None:
         self.store = store
+        self.metrics = metrics
         self.max_bytes = max_bytes
         self.max_entries = max_entries
         self._bundle: Bundle | None = None
-        self._entries: dict[tuple[str, str, str, str | None], _Entry] = {}
-        self._seen: set[tuple[str, str, str, str | None]] = set()  # answered once
+        self._entries: dict[Key, _Entry] = {}
+        self._seen: set[Key] = set()  # answered once
         self._size = 0
         self._lock = threading.Lock()
         self.hits = 0  # tests and benchmarks
 
     @staticmethod
-    def _key(env: dict[str, Any]) -> tuple[str, str, str, str | None] | None:
+    def _key(env: dict[str, Any]) -> Key | None:
         method = env["REQUEST_METHOD"]
         if method not in _METHODS or "HTTP_IF_NONE_MATCH" in env or "HTTP_IF_MODIFIED_SINCE" in env:
             return None
@@ -83,37 +98,52 @@ class ResponseCache:
             env.get("HTTP_ACCEPT_ENCODING"),
         )
 
-    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        key = self._key(req.env)
+    def __call__(
+        self, env: dict[str, Any], start_response: StartResponse, app: Callable[..., Any]
+    ) -> Any:
+        """Answer from the cache, or through `app` (Falcon), keeping what may repeat."""
+        started = time.perf_counter()
+        key = self._key(env)
         if key is None:
-            return
-        bundle = self.store.current()
+            return app(env, start_response)
+        bundle = self.store.current()  # what the answer will be read from, at the latest
         if self._bundle is bundle:
             entry = self._entries.get(key)
             if entry is not None:
                 self.hits += 1
-                resp.status = entry.status
-                resp.data = entry.body
-                resp.set_headers(entry.headers)
-                req.uri_template = entry.route  # metrics count it under its route
-                resp.complete = True
-                return
-        req.context[_BUNDLE] = bundle  # what the answer will be read from, at the latest
+                start_response(entry.status, list(entry.headers))
+                if self.metrics is not None:
+                    elapsed = time.perf_counter() - started
+                    self.metrics.count(entry.route, key[0], entry.code, elapsed)
+                return [entry.body]
+        sent: list[Any] = []
 
-    def process_response(
-        self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
+        def capture(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            sent[:] = status, headers
+            return start_response(status, headers, exc_info)
+
+        result = app(env, capture)
+        route = env.get(_REPEATABLE)
+        if route is not None and sent and isinstance(result, list):
+            self._keep(key, bundle, sent[0], sent[1], result, route)
+        return result
+
+    def _keep(
+        self,
+        key: Key,
+        bundle: Bundle,
+        status: str,
+        headers: list[tuple[str, str]],
+        chunks: list[bytes],
+        route: str,
     ) -> None:
-        if not req_succeeded or resp.complete or not req.context.get(_REPEATABLE):
-            return
-        bundle = req.context.get(_BUNDLE)
-        body = resp.data
         # The store swaps bundles one way: if the one seen before routing is still current,
         # the resource read this answer from it.
-        if bundle is None or bundle is not self.store.current() or body is None:
+        if bundle is not self.store.current():
             return
-        key = self._key(req.env)
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         size = len(body)
-        if key is None or req.uri_template is None or size > self.max_bytes // 16:
+        if size > self.max_bytes // 16:
             return  # (a few large bodies must not push out many small ones)
         with self._lock:
             if self._bundle is not bundle:
@@ -128,7 +158,7 @@ class ResponseCache:
                     self._seen.clear()
                 self._seen.add(key)
                 return
-            entry = _Entry(resp.status_code, resp.headers, bytes(body), req.uri_template)
+            entry = _Entry(status, list(headers), bytes(body), route)
             old = self._entries.pop(key, None)
             if old is not None:
                 self._size -= len(old.body)
@@ -141,3 +171,17 @@ class ResponseCache:
     @property
     def size(self) -> int:
         return self._size
+
+
+class App(falcon.App):
+    """The service's Falcon app, with a response cache in front of it when one is given."""
+
+    def __init__(self, cache: ResponseCache | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self._response_cache = cache
+
+    def __call__(self, env: dict[str, Any], start_response: StartResponse) -> Any:
+        cache = self._response_cache
+        if cache is None:
+            return super().__call__(env, start_response)
+        return cache(env, start_response, super().__call__)

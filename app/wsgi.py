@@ -25,7 +25,7 @@ from app.metrics import Metrics, MetricsResource
 from app.middleware import RequestLineLimit, SecurityHeaders
 from app.openapi import openapi_document
 from app.resources import articles, docs, feeds, ops
-from app.response_cache import ResponseCache
+from app.response_cache import App, ResponseCache
 from app.whole_pages import WholePages
 
 log = logging.getLogger("app")
@@ -41,13 +41,12 @@ def create_app(settings: Settings | None = None) -> falcon.App:
     )
 
     metrics = Metrics(store)
-    # Metrics first (they time every request), then answers that repeat (a hit skips the
-    # rest of the way, app.response_cache), then what every other request passes.
-    middleware: list[Metrics | ResponseCache | SecurityHeaders | RequestLineLimit] = [metrics]
+    cache = None
     if settings.response_cache_bytes > 0:
-        middleware.append(ResponseCache(store, settings.response_cache_bytes))
-    middleware += [SecurityHeaders(), RequestLineLimit()]
-    app = falcon.App(middleware=middleware)
+        # Answers that repeat go out before Falcon sees the request (app.response_cache).
+        cache = ResponseCache(store, metrics, settings.response_cache_bytes)
+    # Metrics first: they time every request the cache does not answer.
+    app = App(cache, middleware=[metrics, SecurityHeaders(), RequestLineLimit()])
     app.req_options.keep_blank_qs_values = True  # `page=` is a 422, `category=` no filter
     errors.install(app)
 

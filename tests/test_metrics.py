@@ -63,6 +63,26 @@ def test_requests_counted_by_route_template_and_status(client: TestClient) -> No
     assert not any(r and r.startswith("/no/") for r in routes)
 
 
+def test_answers_from_the_response_cache_are_counted_too(client: TestClient) -> None:
+    """The response cache answers repeats before Falcon routes them (app/response_cache.py):
+    each one still counts once, under the route it was kept from."""
+    time.sleep(Metrics.FLUSH_SECONDS * 1.5)
+    before = parse(client.simulate_get("/metrics").text)
+    latest = "/api/v1/fr/articles/latest"
+    for _ in range(5):
+        assert client.simulate_get(latest, query_string="limit=3").status_code == 200
+        assert client.simulate_head(latest, query_string="limit=3").status_code == 200
+    after = parse(client.simulate_get("/metrics").text)
+    route = "/api/v1/{language}/articles/latest"
+    for method in ("GET", "HEAD"):
+        labels = {"route": route, "method": method}
+        total = "news_http_requests_total"
+        counted = value(after, total, **labels, status="200")
+        assert counted - value(before, total, **labels, status="200") == 5
+        hist = "news_http_request_duration_seconds_count"
+        assert value(after, hist, **labels) - value(before, hist, **labels) == 5
+
+
 def test_bundle_id_and_age(client: TestClient, bundle: tuple[Path, str]) -> None:
     client.simulate_get("/health")
     samples = parse(client.simulate_get("/metrics").text)

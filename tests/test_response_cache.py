@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from app.build.builder import build
 from app.config import Settings
 from app.languages import LANGUAGES
-from app.response_cache import ResponseCache, mark_repeatable
+from app.response_cache import App, ResponseCache, mark_repeatable
 from app.wsgi import create_app
 from tests.helpers import article_path, good, write_jsonl
 
@@ -183,7 +183,7 @@ class _Store:
 def test_the_cache_stays_within_its_bounds() -> None:
     store = _Store()
     cache = ResponseCache(store, max_bytes=16_000, max_entries=8)  # type: ignore[arg-type]
-    app = falcon.App(middleware=[cache])
+    app = App(cache)
     fixed = _Fixed()
     app.add_route("/fixed/{size:int}", fixed)
     client = falcon.testing.TestClient(app)
