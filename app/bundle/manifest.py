@@ -236,7 +236,10 @@ def _manifest(raw: dict[str, Any]) -> Manifest:
             if missing
             else f"field 'languages': unknown language {unknown[0]!r}"
         )
-    parsed = {code: language_entry(code, _mapping(languages[code], "", code)) for code in LANGUAGES}
+    parsed = {
+        code: language_entry(code, _mapping(languages[code], "", f"languages.{code}"))
+        for code in LANGUAGES
+    }
     site = site_entry(_mapping(fields["site"], "", "site"))
     objects = _objects(fields["objects"])
     named = set(site.files.values()).union(*(meta.objects() for meta in parsed.values()))
