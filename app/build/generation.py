@@ -20,6 +20,7 @@ import orjson
 from app.build import retractions
 from app.build.retractions import RetractedArticle
 from app.bundle import format as fmt
+from app.bundle import versions
 from app.bundle.id_index import build_table
 from app.bundle.objects import ObjectEntry, ObjectStore
 from app.bundle.segment import SegmentReader
@@ -82,7 +83,7 @@ def build_generation(
 
     all_etags = np.frombuffer(b"".join(etags), dtype=np.dtype((np.void, fmt.ETAG_BYTES)))
     content = hashlib.sha256(
-        f"{fmt.CONTENT_VERSION}\0{layout.FORMAT_VERSION}\0{ANALYZER_VERSION}\0{language}\0".encode()
+        f"{versions.CONTENT_VERSION}\0{layout.FORMAT_VERSION}\0{ANALYZER_VERSION}\0{language}\0".encode()
     )
     content.update(orjson.dumps(urls.manifest(), option=orjson.OPT_SORT_KEYS))
     content.update(all_etags[order].tobytes())

@@ -32,6 +32,8 @@ from app.bundle.id_index import SortedIds as SortedIds
 from app.bundle.language import LanguageData
 from app.bundle.language import ListPage as ListPage
 from app.bundle.language import SearchPage as SearchPage
+from app.bundle.manifest import SITE, Manifest, ManifestError, parse
+from app.bundle.objects import ObjectEntry
 from app.bundle.segment import SEPARATORS as SEPARATORS
 from app.bundle.segment import Run as Run
 from app.bundle.segment import newest_updated as newest_updated
@@ -60,8 +62,6 @@ Verify = Literal["trusted", "crc32", "sha256"]
 
 # (st_dev, st_ino, st_mtime_ns, st_size) of the manifest a bundle was loaded from.
 Identity = tuple[int, int, int, int]
-# Who uses an object: a language code, or SITE for the sitemap index and news sitemap.
-SITE = "site"
 
 
 class Mapped(NamedTuple):
@@ -150,15 +150,13 @@ class Bundle:
         damage: dict[str, str] = {}
         try:
             manifest, identity = _read_manifest(dir_fd, path, manifest_name)
-            entries = manifest["objects"]
-            owners = _owners(manifest, path)
+            entries = manifest.objects
+            owners = manifest.owners()
             known = reuse.views if reuse is not None and verify == "trusted" else {}
             verified = _read_verified(dir_fd) if verify == "trusted" else {}
             views: dict[str, Mapped] = {}
             to_check: dict[str, memoryview] = {}
             for name in sorted(frozenset().union(*owners.values())):
-                if name not in entries or not isinstance(entries[name], Mapping):
-                    raise BundleError(f"{path}/{fmt.MANIFEST}: object {name} has no entry")
                 try:
                     if (
                         name in known
@@ -185,11 +183,6 @@ class Bundle:
         for name, problem in failed.items():
             damage[name] = problem
             del views[name]
-        try:
-            if bundle_id_for(manifest["languages"]) != manifest["bundle_id"]:
-                raise BundleError(f"{path}: bundle_id does not match the languages' content")
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise BundleError(f"{path}: malformed manifest: {exc!r}") from None
         mapped_views = {name: m.view for name, m in views.items()}
         languages = {}
         for language in LANGUAGES:
@@ -198,7 +191,7 @@ class Bundle:
                 continue
             try:
                 languages[language] = LanguageData(
-                    language, manifest["languages"][language], mapped_views
+                    language, manifest.languages[language].to_json(), mapped_views
                 )
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise BundleError(f"{path}: language {language}: {exc!r}") from None
@@ -206,10 +199,10 @@ class Bundle:
             site = _unavailable(SITE, owners[SITE], damage, None)
         else:
             try:
-                site = SiteData.from_manifest(manifest["site"], mapped_views)
+                site = SiteData.from_manifest(manifest.site.to_json(), mapped_views)
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise BundleError(f"{path}: site: {exc!r}") from None
-        return cls(path, manifest["bundle_id"], languages, identity, views, site, owners, damage)
+        return cls(path, manifest.bundle_id, languages, identity, views, site, owners, damage)
 
 
 def find_damage(bundle: Bundle, *, moved: bool) -> dict[str, str]:
@@ -259,61 +252,26 @@ def _unavailable(owner: str, names: frozenset[str], damage: Mapping[str, str], d
     )
 
 
-def check_objects(path: Path, manifest: dict[str, Any]) -> None:
+def check_objects(path: Path, manifest: Manifest) -> None:
     """What Bundle.load checks of every object a manifest names (size; CRC-32 unless
     verified.json vouches for the file), without loading the languages: the builder reads
     article bytes of the bundle it updates, and must not build on a damaged one."""
     dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        entries = manifest["objects"]
         verified = _read_verified(dir_fd)
         to_check: dict[str, memoryview] = {}
-        for name in sorted(frozenset().union(*_owners(manifest, path).values())):
-            if name not in entries or not isinstance(entries[name], Mapping):
-                raise BundleError(f"{path}/{fmt.MANIFEST}: object {name} has no entry")
-            mapped = _map_object(dir_fd, path, name, entries[name])
+        for name in sorted(manifest.objects):
+            mapped = _map_object(dir_fd, path, name, manifest.objects[name])
             if verified.get(name) != mapped.stamp:
                 to_check[name] = mapped.view
     finally:
         os.close(dir_fd)
-    failed = _verify_contents(path, to_check, entries, "crc32")
+    failed = _verify_contents(path, to_check, manifest.objects, "crc32")
     if failed:
         raise BundleError(next(iter(failed.values())))
 
 
-def bundle_id_for(languages: Mapping[str, Mapping[str, Any]]) -> str:
-    """Derived from what is served (each language's content hash), not from file layout: a
-    merge or an incremental build serving the same articles keeps the id."""
-    h = hashlib.sha256(f"{fmt.FORMAT_NAME}\0{fmt.FORMAT_VERSION}\n".encode())
-    for language in sorted(languages):
-        meta = languages[language]
-        h.update(f"{language}\0{meta['content_hash']}\0{meta['codec']}\n".encode())
-    return h.hexdigest()[:20]
-
-
-def _owners(manifest: dict[str, Any], path: Path) -> dict[str, frozenset[str]]:
-    """Each language's objects, and the site's (SITE), as the manifest names them."""
-    owners: dict[str, frozenset[str]] = {}
-    for language in LANGUAGES:
-        meta = manifest["languages"].get(language)
-        if not isinstance(meta, Mapping):
-            raise BundleError(f"{path}: manifest has no language {language!r}")
-        try:
-            names = set(meta["files"].values())
-            names.update(meta["feeds"].values())
-            for desc in meta["segments"]:
-                names.update(desc["files"].values())
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise BundleError(f"{path}: language {language}: malformed entry ({exc!r})") from None
-        owners[language] = frozenset(names)
-    try:
-        owners[SITE] = frozenset(manifest["site"]["files"].values())
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise BundleError(f"{path}: site: malformed entry ({exc!r})") from None
-    return owners
-
-
-def _read_manifest(dir_fd: int, path: Path, name: str) -> tuple[dict[str, Any], Identity]:
+def _read_manifest(dir_fd: int, path: Path, name: str) -> tuple[Manifest, Identity]:
     try:
         fd = os.open(name, os.O_RDONLY, dir_fd=dir_fd)
     except OSError as exc:
@@ -322,20 +280,9 @@ def _read_manifest(dir_fd: int, path: Path, name: str) -> tuple[dict[str, Any], 
         st = os.fstat(fh.fileno())
         raw = fh.read()
     try:
-        manifest = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise BundleError(f"{path}/{fmt.MANIFEST}: not valid JSON ({exc})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != fmt.FORMAT_NAME:
-        raise BundleError(f"{path}/{fmt.MANIFEST}: not a {fmt.FORMAT_NAME} manifest")
-    version = manifest.get("format_version")
-    if version != fmt.FORMAT_VERSION:
-        raise BundleError(
-            f"{path}: bundle format version {version!r}, this server reads version "
-            f"{fmt.FORMAT_VERSION}; rebuild the bundle with this release's builder"
-        )
-    for key, kind in (("bundle_id", str), ("objects", dict), ("languages", dict)):
-        if not isinstance(manifest.get(key), kind):
-            raise BundleError(f"{path}/{fmt.MANIFEST}: field {key!r} missing or mistyped")
+        manifest = parse(raw, f"{path}/{fmt.MANIFEST}")
+    except ManifestError as exc:
+        raise BundleError(str(exc)) from None
     return manifest, (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
 
 
@@ -361,7 +308,7 @@ def _checksum(view: memoryview, verify: Literal["crc32", "sha256"]) -> str | int
 def _verify_contents(
     path: Path,
     files: Mapping[str, memoryview],
-    entries: Mapping[str, Mapping[str, Any]],
+    entries: Mapping[str, ObjectEntry],
     verify: Literal["crc32", "sha256"],
 ) -> dict[str, str]:
     """The objects whose checksum does not match, largest first, each with the problem."""
@@ -374,7 +321,7 @@ def _verify_contents(
     return {
         name: f"{path}/{fmt.OBJECTS}/{name}: checksum mismatch ({verify}): corrupted file"
         for name in names
-        if sums[name] != (name if verify == "sha256" else entries[name].get("crc32"))
+        if sums[name] != (name if verify == "sha256" else entries[name].crc32)
     }
 
 
@@ -396,10 +343,8 @@ def _os_problem(exc: OSError) -> str:
     return str(exc.strerror)
 
 
-def _map_object(dir_fd: int, path: Path, name: str, entry: Mapping[str, Any]) -> Mapped:
-    """The object's mapping and the stat it had."""
-    if not name.isalnum():
-        raise BundleError(f"{path}: manifest names an invalid object {name!r}")
+def _map_object(dir_fd: int, path: Path, name: str, entry: ObjectEntry) -> Mapped:
+    """The object's mapping and the stat it had (the manifest parser vouches for `name`)."""
     rel = f"{fmt.OBJECTS}/{name}"
     try:
         fd = os.open(rel, os.O_RDONLY, dir_fd=dir_fd)
@@ -409,9 +354,9 @@ def _map_object(dir_fd: int, path: Path, name: str, entry: Mapping[str, Any]) ->
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise BundleError(f"{path}/{rel}: not a regular file")
-        if st.st_size != entry.get("size"):
+        if st.st_size != entry.size:
             raise BundleError(
-                f"{path}/{rel}: size {st.st_size}, manifest says {entry.get('size')} "
+                f"{path}/{rel}: size {st.st_size}, manifest says {entry.size} "
                 "(truncated or replaced file)"
             )
         if st.st_size == 0:

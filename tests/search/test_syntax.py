@@ -14,7 +14,7 @@ from falcon.testing import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.build import cli
+from app.build import builder
 from app.bundle.language import LanguageData, SearchPage
 from app.bundle.reader import Bundle
 from app.config import Settings
@@ -245,9 +245,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
     src, out = tmp / "src", tmp / "out"
     # Two files, two builds: the bundle has more than one segment per language.
     write_jsonl(src / "a.jsonl", records[::2])
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     write_jsonl(src / "b.jsonl", records[1::2])
-    cli.build(src, out, jobs=1, merge="none")
+    builder.build(src, out, jobs=1, merge="none")
     return out, records
 
 
