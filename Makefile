@@ -10,8 +10,9 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # One Python thread per granian worker: the app is CPU-bound, so more threads only fight
 # over the GIL (measured: mix throughput +90%, p99 halved; docs/benchmarks.md). Backpressure
-# bounds the requests a worker accepts at once. Crashed workers are replaced.
-GRANIAN_OPTS := --interface wsgi --blocking-threads 1 --backpressure 32 --respawn-failed-workers
+# bounds the requests a worker accepts at once. Crashed workers are replaced. One file holds
+# them for make serve, the tests and the benchmarks alike.
+GRANIAN_OPTS := $(shell cat deploy/granian/options)
 
 .PHONY: install serve-deps serve test test-fast lint format bundles bench bench-publish bench-layouts \
 	bench-features bench-delivery \

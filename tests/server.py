@@ -24,11 +24,8 @@ from tests.http_support import Response, exchange, free_port
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 CONF = REPO / "app" / "gunicorn_conf.py"
-# The Makefile's GRANIAN_OPTS, so the tests serve with what `make serve SERVER=granian` runs.
-GRANIAN_OPTS = (
-    "--interface", "wsgi", "--blocking-threads", "1", "--backpressure", "32",
-    "--respawn-failed-workers",
-)  # fmt: skip
+# granian's options as `make serve SERVER=granian` passes them (the Makefile's GRANIAN_OPTS).
+GRANIAN_OPTS = tuple((REPO / "deploy" / "granian" / "options").read_text().split())
 START_TIMEOUT = 20.0
 
 Kind = Literal["gunicorn", "granian"]

@@ -43,3 +43,26 @@ def test_api_examples_answer_without_error(tmp_path: Path) -> None:
             )
             assert result.returncode == 0, result.stdout[-2000:] + result.stderr
             assert "detail" not in result.stdout, result.stdout[-2000:]
+
+
+def _granian_commands(text: str) -> list[list[str]]:
+    """Each `granian ...` command of the shell blocks, its continuation lines joined."""
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        joined = block.replace("\\\n", " ")
+        for line in joined.splitlines():
+            words = line.split()
+            starts = [i for i, w in enumerate(words) if w.endswith("/granian")]
+            commands += [words[i + 1 :] for i in starts]
+    return commands
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/operations.md"])
+def test_documented_granian_commands_pass_the_one_set_of_options(doc: str) -> None:
+    """make serve, the tests and the benchmarks read deploy/granian/options; the commands
+    operators copy must pass the same options, in the same order."""
+    options = (PROJECT_ROOT / "deploy" / "granian" / "options").read_text().split()
+    commands = _granian_commands((PROJECT_ROOT / doc).read_text(encoding="utf-8"))
+    assert commands, f"{doc} shows no granian command"
+    for args in commands:
+        assert args[: len(options)] == options, f"{doc}: granian {' '.join(args)}"
