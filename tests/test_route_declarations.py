@@ -116,8 +116,10 @@ def test_only_admin_operations_ask_for_the_token(client: TestClient) -> None:
 class Plain:
     """A resource that sets no header of its own."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, **params: str) -> None:
-        resp.data = b'"' + ",".join(params.values()).encode() + b'"'
+    def on_get(
+        self, req: falcon.Request, resp: falcon.Response, *fields: str, **params: str
+    ) -> None:
+        resp.data = b'"' + ",".join([*fields, *params.values()]).encode() + b'"'
 
     on_head = on_get
 
