@@ -48,7 +48,3 @@ def send_cacheable(
         resp.status = falcon.HTTP_304
         return
     resp.data = body
-
-
-def no_store(resp: falcon.Response) -> None:
-    resp.set_header("Cache-Control", "no-store")

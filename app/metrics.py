@@ -244,8 +244,7 @@ class MetricsResource:
         # reports its bundle even when this scrape is the first request it serves.
         self.metrics.track_bundle()
         self.metrics.flush()
-        resp.set_header("Cache-Control", "no-store")
-        resp.content_type = CONTENT_TYPE_LATEST
+        resp.content_type = CONTENT_TYPE_LATEST  # no-store: declared in app/routes.py
         resp.data = generate_latest(self.registry)
 
     on_head = on_get

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from app import models as m
-from app.routes import ROUTES, TEXTS, Operation, Route
+from app.routes import ROUTES, Operation, Route
 from app.version import API_VERSION
 
 _JSON = "application/json"
@@ -270,7 +270,7 @@ _RETRACTED = (
 
 def _responses(route: Route, op: Operation) -> dict[str, Any]:
     cacheable = route.cache == "public"
-    success: dict[str, Any] = {"description": TEXTS[op.operation_id][2]}
+    success: dict[str, Any] = {"description": op.texts.returns}
     if op.response is not None:
         success["content"] = _content(op.response, op.media_type)
     headers = [*op.response_headers]
@@ -329,11 +329,10 @@ def _operation(route: Route, op: Operation, components: dict[str, Any]) -> dict[
         parameters += [IF_NONE_MATCH, ACCEPT_ENCODING]
     if "Last-Modified" in op.response_headers:
         parameters.append(IF_MODIFIED_SINCE)
-    summary, description, _ = TEXTS[op.operation_id]
     document: dict[str, Any] = {
         "operationId": op.operation_id,
-        "summary": summary,
-        "description": description,
+        "summary": op.texts.summary,
+        "description": op.texts.description,
         "tags": [route.tag],
         "security": [{"AdminBearer": []}] if op.admin else [],
         "parameters": parameters,

@@ -81,7 +81,12 @@ class ResponseCache:
         self.max_entries = max_entries
         self._bundle: Bundle | None = None
         self._entries: dict[Key, _Entry] = {}
-        self._seen: set[Key] = set()  # answered once
+        # Answered once. Not app.whole_pages' set of pages asked for once: that one is keyed
+        # by a page's identity ETag (every coding and spelling of its query), known only
+        # inside the resource, and must stay so for the bytes a page's second answer has;
+        # this one by the exact request, known before routing, and is filled only by
+        # answers marked repeatable (a page from its second answer on).
+        self._seen: set[Key] = set()
         self._size = 0
         self._lock = threading.Lock()
         self.hits = 0  # tests and benchmarks

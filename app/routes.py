@@ -1,7 +1,11 @@
-"""The route table: every path the service answers, and what each operation takes and gives.
+"""The route table: every path the service answers, declared once.
 
-app/wsgi.py mounts each route's resource on Falcon; app/openapi.py writes /openapi.json from
-the same entries and the models they name, so the two cannot disagree.
+Each `Route` holds its path, how its resource is made from the app's shared parts
+(`Shared`), its operations with their documentation texts, and its cache policy.
+app/mount.py mounts the table on Falcon and applies what each declaration asks of every
+request (Cache-Control: no-store, the language check, the admin token); app/openapi.py
+writes /openapi.json from the same entries and the models they name, so the two cannot
+disagree.
 
 Most error statuses follow from the route itself (app/openapi.py `_errors`): 400 wherever
 the path has `{language}`, 404 for `{article_id}`, 422 where a query, header or body model
@@ -10,20 +14,38 @@ is validated, 413/415 with a body, 503 for comment operations. `errors` adds the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
-import falcon
+import orjson
 from pydantic import BaseModel
 
 from app import models as m
+from app.bundle.store import BundleStore
+from app.comments import CommentService
+from app.comments import resources as comments
+from app.config import Settings
+from app.http_cache import CachePolicy
+from app.metrics import Metrics, MetricsResource
+from app.resources import articles, docs, feeds, ops
+from app.whole_pages import WholePages
 
 API = "/api/v1/{language}"
 
 
+class Texts(NamedTuple):
+    """An operation's documentation in /openapi.json."""
+
+    summary: str
+    description: str
+    returns: str  # the description of the success response
+
+
 @dataclass(frozen=True)
 class Operation:
-    operation_id: str  # also the key of its texts in TEXTS
+    operation_id: str
+    texts: Texts
     response: type[BaseModel] | dict[str, Any] | None  # a model, a JSON Schema, or no body
     method: str = "get"  # every GET also answers HEAD
     status: int = 200
@@ -32,154 +54,39 @@ class Operation:
     headers: type[BaseModel] | None = None  # request headers, validated like the query
     media_type: str = "application/json"  # of the success response
     errors: dict[int, str] = field(default_factory=dict)
-    admin: bool = False  # needs the bearer token
+    admin: bool = False  # needs the bearer token (app.mount checks it before the responder)
     response_headers: tuple[str, ...] = ()  # names in app.openapi.RESPONSE_HEADERS
     links: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
+class Shared:
+    """What the resources of one app are made from: built once by app.wsgi.create_app."""
+
+    settings: Settings
+    store: BundleStore
+    cache: CachePolicy  # Cache-Control of every "public" route
+    pages: WholePages  # whole-page compression of composed pages
+    comments: CommentService
+    metrics: Metrics
+
+
+# "public": the resource is an app.resources.articles.BundleResource, given the app's
+# CachePolicy by app.mount: ETag, If-None-Match -> 304, Vary, Cache-Control public and
+# Surrogate-Key on every answer (app.delivery.send). "no-store": app.mount sets
+# `Cache-Control: no-store` before the responder runs, so its errors carry it too.
+# None: the resource says what it says (/openapi.json nothing, /docs assets their own).
+CachePolicyName = Literal["public", "no-store"] | None
+
+
+@dataclass(frozen=True)
 class Route:
     path: str
-    resource: str  # key of the resource instance app/wsgi.py builds for this path
+    make: Callable[[Shared], object]  # the route's resource, made once when mounted
     tag: str
     operations: tuple[Operation, ...]
-    # "public": ETag, If-None-Match -> 304, Cache-Control public; "no-store": never cached
-    cache: str = "no-store"
+    cache: CachePolicyName = "no-store"
     documented: bool = True  # /docs and its assets are pages, not API operations
-
-
-# operation id -> (summary, description, description of the success response)
-TEXTS: dict[str, tuple[str, str, str]] = {
-    "listArticles": (
-        "List articles, newest first",
-        "Articles of one language by `published_at` descending, then `id`, optionally of one"
-        " category. A page past the end is empty and keeps the true `total`.",
-        "A page of articles.",
-    ),
-    "latestArticles": (
-        "Latest articles",
-        "The newest articles of one language in their short form.",
-        "Newest articles first.",
-    ),
-    "searchArticles": (
-        "Search articles by keyword",
-        "Every term must match title, summary, content or tags; case, accents and word forms"
-        " are ignored, CJK text matches as a character sequence and simplified and"
-        " traditional Chinese find each other. Most relevant first.",
-        "A page of matching articles.",
-    ),
-    "getArticle": (
-        "Get one article",
-        "The article with this id in this language. A retracted article answers 410 with"
-        " its notice.",
-        "The article.",
-    ),
-    "listCorrections": (
-        "Corrections log of a language",
-        "Every public correction and retraction of the language's articles: `at` descending,"
-        " then `article_id`, then `kind` (`correction` before `retraction`). A retracted"
-        " article's corrections stay beside its retraction; an article removed from the"
-        " sources leaves the log.",
-        "A page of the corrections log.",
-    ),
-    "listCategories": (
-        "Categories of a language",
-        "Every category that has at least one article, by Unicode code point.",
-        "Categories.",
-    ),
-    "getAtomFeed": (
-        "Atom feed of a language",
-        "The newest 50 articles (of one category with `category`) as Atom 1.0 (RFC 4287)."
-        " Entry ids are tag URIs of the language and article id: they never change. Links use"
-        " the public article URL the bundle was built with. An unknown category gives a valid"
-        " feed without entries.",
-        "An Atom 1.0 feed.",
-    ),
-    "getRssFeed": (
-        "RSS feed of a language",
-        "The same articles as the Atom feed, as RSS 2.0; `guid` is the entry id.",
-        "An RSS 2.0 feed.",
-    ),
-    "getJsonFeed": (
-        "JSON Feed of a language",
-        "The same articles as the Atom feed, as JSON Feed 1.1 (https://www.jsonfeed.org/version/1.1/).",
-        "A JSON Feed 1.1 document.",
-    ),
-    "getSitemapIndex": (
-        "Sitemap index",
-        "Every page of every language's sitemap (50,000 URLs a page), then the news sitemap.",
-        "A sitemaps.org sitemap index.",
-    ),
-    "getSitemap": (
-        "A sitemap page, or the news sitemap",
-        "`{language}.xml` and `{language}-{page}.xml`: every article's public URL with"
-        " `lastmod` = `updated_at` and `xhtml:link` hreflang alternates for itself and its"
-        " translations, newest first. `news.xml`: Google News sitemap of the articles published"
-        " in the 48 hours before the newest article of the bundle, at most 1,000.",
-        "A sitemaps.org urlset.",
-    ),
-    "listComments": (
-        "List the comments of an article",
-        "Newest first, or oldest first with `order=oldest`.",
-        "A page of comments.",
-    ),
-    "createComment": (
-        "Comment on an article",
-        "A 201 means the comment is durably stored. Retrying with the same `Idempotency-Key`"
-        " returns the first comment and creates nothing. Rate limited per client across all"
-        " instances.",
-        "The comment, durably stored.",
-    ),
-    "countComments": (
-        "Count the comments of an article",
-        "The total the comment list would report.",
-        "The count.",
-    ),
-    "getComment": (
-        "Get one comment",
-        "One comment of the article.",
-        "The comment.",
-    ),
-    "deleteComment": (
-        "Delete a comment (administrator)",
-        "Needs `Authorization: Bearer` with the value of NEWS_ADMIN_TOKEN; deleted comments"
-        " disappear from list, count and get.",
-        "Deleted.",
-    ),
-    "countCommentsBatch": (
-        "Count the comments of several articles",
-        "Repeat `article_id` 1 to 100 times. For many or long ids use the POST form: a request"
-        " line holds at most 8190 bytes.",
-        "Counts in request order, each id once; null for an id that is not an article.",
-    ),
-    "countCommentsBatchPost": (
-        "Count the comments of several articles (ids in the body)",
-        "Answers exactly as the GET form. A read: not rate limited, and no Idempotency-Key.",
-        "Counts in request order, each id once; null for an id that is not an article.",
-    ),
-    "health": (
-        "Liveness",
-        "200 while the process runs.",
-        "The process is running.",
-    ),
-    "ready": (
-        "Readiness",
-        "200 when the bundle is loaded whole (no file of it found damaged on disk) and the"
-        " comment store answers.",
-        "Ready to serve.",
-    ),
-    "metrics": (
-        "Prometheus metrics",
-        "Requests, latencies and bundle state, summed over the instance's workers"
-        " (docs/operations.md). Never cached.",
-        "Prometheus text exposition format.",
-    ),
-    "openapi": (
-        "This document",
-        "The OpenAPI 3.1 description of every operation.",
-        "The OpenAPI document.",
-    ),
-}
 
 
 def _article_links(body_id: str) -> dict[str, Any]:
@@ -268,20 +175,39 @@ _NO_SITEMAP = {404: "No such sitemap (or page)."}
 _CATEGORIES = {"type": "array", "items": {"type": "string"}, "examples": [["economy", "경제"]]}
 
 
-def _feed(kind: str, operation_id: str, schema: dict[str, Any], media_type: str) -> Route:
-    """`/api/v1/{language}/feed.<kind>`, served by the resource `feed_<kind>`."""
-    operation = Operation(operation_id, schema, query=m.FeedQuery, media_type=media_type)
-    return Route(f"{API}/feed.{kind}", f"feed_{kind}", "feeds", (operation,), cache="public")
+def _feed(kind: str, operation: Operation) -> Route:
+    """`/api/v1/{language}/feed.<kind>`."""
+    return Route(
+        f"{API}/feed.{kind}",
+        lambda s: feeds.Feed(s.store, kind),
+        "feeds",
+        (operation,),
+        cache="public",
+    )
+
+
+def _openapi(shared: Shared) -> ops.OpenAPI:
+    # Imported here: the document is written from this table, complete only once this
+    # module is.
+    from app.openapi import openapi_document
+
+    return ops.OpenAPI(orjson.dumps(openapi_document()))
 
 
 ROUTES: tuple[Route, ...] = (
     Route(
         f"{API}/articles",
-        "articles",
+        lambda s: articles.ArticleCollection(s.store, s.pages),
         "articles",
         (
             Operation(
                 "listArticles",
+                Texts(
+                    "List articles, newest first",
+                    "Articles of one language by `published_at` descending, then `id`, optionally"
+                    " of one category. A page past the end is empty and keeps the true `total`.",
+                    "A page of articles.",
+                ),
                 m.ArticleList,
                 query=m.ArticleListQuery,
                 response_headers=("Link", "Last-Modified"),
@@ -292,11 +218,16 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/articles/latest",
-        "latest",
+        lambda s: articles.LatestArticles(s.store, s.pages),
         "articles",
         (
             Operation(
                 "latestArticles",
+                Texts(
+                    "Latest articles",
+                    "The newest articles of one language in their short form.",
+                    "Newest articles first.",
+                ),
                 _ARRAY_OF_SUMMARIES,
                 query=m.LatestQuery,
                 response_headers=("Last-Modified",),
@@ -309,11 +240,18 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/articles/search",
-        "search",
+        lambda s: articles.ArticleSearch(s.store, s.pages),
         "articles",
         (
             Operation(
                 "searchArticles",
+                Texts(
+                    "Search articles by keyword",
+                    "Every term must match title, summary, content or tags; case, accents and"
+                    " word forms are ignored, CJK text matches as a character sequence and"
+                    " simplified and traditional Chinese find each other. Most relevant first.",
+                    "A page of matching articles.",
+                ),
                 m.SearchResults,
                 query=m.SearchQuery,
                 response_headers=("Link", "Last-Modified"),
@@ -323,11 +261,17 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/articles/{{article_id}}",
-        "article",
+        lambda s: articles.ArticleItem(s.store),
         "articles",
         (
             Operation(
                 "getArticle",
+                Texts(
+                    "Get one article",
+                    "The article with this id in this language. A retracted article answers 410"
+                    " with its notice.",
+                    "The article.",
+                ),
                 m.Article,
                 response_headers=("Last-Modified",),
                 links=_article_links("$response.body#/id"),
@@ -337,18 +281,36 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/categories",
-        "categories",
+        lambda s: articles.Categories(s.store),
         "articles",
-        (Operation("listCategories", _CATEGORIES),),
+        (
+            Operation(
+                "listCategories",
+                Texts(
+                    "Categories of a language",
+                    "Every category that has at least one article, by Unicode code point.",
+                    "Categories.",
+                ),
+                _CATEGORIES,
+            ),
+        ),
         cache="public",
     ),
     Route(
         f"{API}/corrections",
-        "corrections",
+        lambda s: articles.CorrectionsLog(s.store, s.pages),
         "articles",
         (
             Operation(
                 "listCorrections",
+                Texts(
+                    "Corrections log of a language",
+                    "Every public correction and retraction of the language's articles: `at`"
+                    " descending, then `article_id`, then `kind` (`correction` before"
+                    " `retraction`). A retracted article's corrections stay beside its"
+                    " retraction; an article removed from the sources leaves the log.",
+                    "A page of the corrections log.",
+                ),
                 m.CorrectionList,
                 query=m.PageQuery,
                 response_headers=("Link",),
@@ -358,41 +320,117 @@ ROUTES: tuple[Route, ...] = (
     ),
     _feed(
         "atom",
-        "getAtomFeed",
-        {"type": "string", "examples": [_ATOM_EXAMPLE]},
-        "application/atom+xml",
+        Operation(
+            "getAtomFeed",
+            Texts(
+                "Atom feed of a language",
+                "The newest 50 articles (of one category with `category`) as Atom 1.0 (RFC 4287)."
+                " Entry ids are tag URIs of the language and article id: they never change."
+                " Links use the public article URL the bundle was built with. An unknown"
+                " category gives a valid feed without entries.",
+                "An Atom 1.0 feed.",
+            ),
+            {"type": "string", "examples": [_ATOM_EXAMPLE]},
+            query=m.FeedQuery,
+            media_type="application/atom+xml",
+        ),
     ),
     _feed(
-        "rss", "getRssFeed", {"type": "string", "examples": [_RSS_EXAMPLE]}, "application/rss+xml"
+        "rss",
+        Operation(
+            "getRssFeed",
+            Texts(
+                "RSS feed of a language",
+                "The same articles as the Atom feed, as RSS 2.0; `guid` is the entry id.",
+                "An RSS 2.0 feed.",
+            ),
+            {"type": "string", "examples": [_RSS_EXAMPLE]},
+            query=m.FeedQuery,
+            media_type="application/rss+xml",
+        ),
     ),
-    _feed("json", "getJsonFeed", _JSON_FEED, "application/feed+json"),
+    _feed(
+        "json",
+        Operation(
+            "getJsonFeed",
+            Texts(
+                "JSON Feed of a language",
+                "The same articles as the Atom feed, as JSON Feed 1.1"
+                " (https://www.jsonfeed.org/version/1.1/).",
+                "A JSON Feed 1.1 document.",
+            ),
+            _JSON_FEED,
+            query=m.FeedQuery,
+            media_type="application/feed+json",
+        ),
+    ),
     Route(
         "/sitemap.xml",
-        "sitemap_index",
+        lambda s: feeds.SitemapIndex(s.store),
         "sitemaps",
-        (Operation("getSitemapIndex", _XML, media_type="application/xml"),),
+        (
+            Operation(
+                "getSitemapIndex",
+                Texts(
+                    "Sitemap index",
+                    "Every page of every language's sitemap (50,000 URLs a page), then the news"
+                    " sitemap.",
+                    "A sitemaps.org sitemap index.",
+                ),
+                _XML,
+                media_type="application/xml",
+            ),
+        ),
         cache="public",
     ),
     Route(
         "/sitemaps/{sitemap}.xml",
-        "sitemap",
+        lambda s: feeds.Sitemap(s.store, s.pages),
         "sitemaps",
-        (Operation("getSitemap", _XML, media_type="application/xml", errors=_NO_SITEMAP),),
+        (
+            Operation(
+                "getSitemap",
+                Texts(
+                    "A sitemap page, or the news sitemap",
+                    "`{language}.xml` and `{language}-{page}.xml`: every article's public URL"
+                    " with `lastmod` = `updated_at` and `xhtml:link` hreflang alternates for"
+                    " itself and its translations, newest first. `news.xml`: Google News sitemap"
+                    " of the articles published in the 48 hours before the newest article of the"
+                    " bundle, at most 1,000.",
+                    "A sitemaps.org urlset.",
+                ),
+                _XML,
+                media_type="application/xml",
+                errors=_NO_SITEMAP,
+            ),
+        ),
         cache="public",
     ),
     Route(
         f"{API}/articles/{{article_id}}/comments",
-        "comments",
+        lambda s: comments.CommentsResource(s.comments.context),
         "comments",
         (
             Operation(
                 "listComments",
+                Texts(
+                    "List the comments of an article",
+                    "Newest first, or oldest first with `order=oldest`.",
+                    "A page of comments.",
+                ),
                 m.CommentList,
                 query=m.CommentListQuery,
                 response_headers=("Link",),
             ),
             Operation(
                 "createComment",
+                Texts(
+                    "Comment on an article",
+                    "A 201 means the comment is durably stored. Retrying with the same"
+                    " `Idempotency-Key` returns the first comment and creates nothing. Rate"
+                    " limited per client across all instances.",
+                    "The comment, durably stored.",
+                ),
                 m.Comment,
                 method="post",
                 status=201,
@@ -406,18 +444,39 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/articles/{{article_id}}/comments/count",
-        "comment_count",
+        lambda s: comments.CountResource(s.comments.context),
         "comments",
-        (Operation("countComments", m.CommentCount),),
+        (
+            Operation(
+                "countComments",
+                Texts(
+                    "Count the comments of an article",
+                    "The total the comment list would report.",
+                    "The count.",
+                ),
+                m.CommentCount,
+            ),
+        ),
     ),
     Route(
         f"{API}/articles/{{article_id}}/comments/{{comment_id}}",
-        "comment",
+        lambda s: comments.CommentResource(s.comments.context),
         "comments",
         (
-            Operation("getComment", m.Comment, errors=_COMMENT_404),
+            Operation(
+                "getComment",
+                Texts("Get one comment", "One comment of the article.", "The comment."),
+                m.Comment,
+                errors=_COMMENT_404,
+            ),
             Operation(
                 "deleteComment",
+                Texts(
+                    "Delete a comment (administrator)",
+                    "Needs `Authorization: Bearer` with the value of NEWS_ADMIN_TOKEN; deleted"
+                    " comments disappear from list, count and get.",
+                    "Deleted.",
+                ),
                 None,
                 method="delete",
                 status=204,
@@ -428,23 +487,59 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/comments/counts",
-        "comment_counts",
+        lambda s: comments.CountsResource(s.comments.context),
         "comments",
         (
-            Operation("countCommentsBatch", m.CommentCounts, query=m.CommentCountsQuery),
             Operation(
-                "countCommentsBatchPost", m.CommentCounts, "post", body=m.CommentCountsRequest
+                "countCommentsBatch",
+                Texts(
+                    "Count the comments of several articles",
+                    "Repeat `article_id` 1 to 100 times. For many or long ids use the POST form:"
+                    " a request line holds at most 8190 bytes.",
+                    "Counts in request order, each id once; null for an id that is not an article.",
+                ),
+                m.CommentCounts,
+                query=m.CommentCountsQuery,
+            ),
+            Operation(
+                "countCommentsBatchPost",
+                Texts(
+                    "Count the comments of several articles (ids in the body)",
+                    "Answers exactly as the GET form. A read: not rate limited, and no"
+                    " Idempotency-Key.",
+                    "Counts in request order, each id once; null for an id that is not an article.",
+                ),
+                m.CommentCounts,
+                "post",
+                body=m.CommentCountsRequest,
             ),
         ),
     ),
-    Route("/health", "health", "operations", (Operation("health", m.Health),)),
+    Route(
+        "/health",
+        lambda s: ops.Health(),
+        "operations",
+        (
+            Operation(
+                "health",
+                Texts("Liveness", "200 while the process runs.", "The process is running."),
+                m.Health,
+            ),
+        ),
+    ),
     Route(
         "/ready",
-        "ready",
+        lambda s: ops.Ready(s.store, s.comments.ready_problem),
         "operations",
         (
             Operation(
                 "ready",
+                Texts(
+                    "Readiness",
+                    "200 when the bundle is loaded whole (no file of it found damaged on disk)"
+                    " and the comment store answers.",
+                    "Ready to serve.",
+                ),
                 m.Ready,
                 errors={503: "Not ready: bundle files damaged, or the comment store is down."},
             ),
@@ -452,29 +547,46 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         "/openapi.json",
-        "openapi",
+        _openapi,
         "operations",
-        (Operation("openapi", m.OpenAPIDocument),),
-        cache="",
+        (
+            Operation(
+                "openapi",
+                Texts(
+                    "This document",
+                    "The OpenAPI 3.1 description of every operation.",
+                    "The OpenAPI document.",
+                ),
+                m.OpenAPIDocument,
+            ),
+        ),
+        cache=None,
     ),
     Route(
         "/metrics",
-        "metrics",
+        lambda s: MetricsResource(s.metrics),
         "operations",
-        (Operation("metrics", {"type": "string"}, media_type="text/plain"),),
+        (
+            Operation(
+                "metrics",
+                Texts(
+                    "Prometheus metrics",
+                    "Requests, latencies and bundle state, summed over the instance's workers"
+                    " (docs/operations.md). Never cached.",
+                    "Prometheus text exposition format.",
+                ),
+                {"type": "string"},
+                media_type="text/plain",
+            ),
+        ),
     ),
-    Route("/docs", "docs", "operations", (), documented=False),
-    Route("/docs/{asset}", "docs_asset", "operations", (), documented=False),
+    Route("/docs", lambda s: docs.DocsPage(), "operations", (), cache=None, documented=False),
+    Route(
+        "/docs/{asset}",
+        lambda s: docs.DocsAsset(),
+        "operations",
+        (),
+        cache=None,
+        documented=False,
+    ),
 )
-
-
-def mount(app: falcon.App, resources: dict[str, object], *, partial: bool = False) -> None:
-    """Add every route whose resource is in `resources` (all of them unless `partial`)."""
-    missing = {route.resource for route in ROUTES} - set(resources)
-    unknown = set(resources) - {route.resource for route in ROUTES}
-    if unknown or (missing and not partial):
-        raise RuntimeError(f"route table mismatch: missing {missing}, unknown {unknown}")
-    for route in ROUTES:
-        if route.resource in resources:
-            # A literal segment beats a field in Falcon's router: "count" is never an id.
-            app.add_route(route.path, resources[route.resource])

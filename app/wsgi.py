@@ -1,7 +1,8 @@
 """The WSGI application, `app.wsgi:app` (docs/api.md §6).
 
 `create_app()` wires one request path: Falcon route -> resource -> bundle slices -> bytes.
-Every path comes from the route table (app/routes.py), which also writes /openapi.json.
+It makes the parts every resource shares (`app.routes.Shared`) and mounts the route table
+(app/routes.py, app/mount.py), which also writes /openapi.json.
 `app` is created on first access, so importing this module (tests, tools) has no side
 effects; gunicorn's `app.wsgi:app` triggers it, in the master when preloading.
 """
@@ -13,19 +14,18 @@ import sys
 from typing import Any
 
 import falcon
-import orjson
 
-from app import errors, routes
+from app import errors
 from app.bundle.reader import BundleError
 from app.bundle.store import BundleStore
 from app.comments import create_comment_service
 from app.config import ConfigError, Settings
 from app.http_cache import CachePolicy
-from app.metrics import Metrics, MetricsResource
+from app.metrics import Metrics
 from app.middleware import RequestLineLimit, SecurityHeaders
-from app.openapi import openapi_document
-from app.resources import articles, docs, feeds, ops
+from app.mount import mount
 from app.response_cache import App, ResponseCache
+from app.routes import Shared
 from app.whole_pages import WholePages
 
 log = logging.getLogger("app")
@@ -50,33 +50,19 @@ def create_app(settings: Settings | None = None) -> falcon.App:
     app.req_options.keep_blank_qs_values = True  # `page=` is a 422, `category=` no filter
     errors.install(app)
 
-    age = CachePolicy(
-        settings.cache_max_age,
-        settings.cache_stale_while_revalidate,
-        settings.cache_stale_if_error,
+    shared = Shared(
+        settings=settings,
+        store=store,
+        cache=CachePolicy(
+            settings.cache_max_age,
+            settings.cache_stale_while_revalidate,
+            settings.cache_stale_if_error,
+        ),
+        pages=WholePages(settings.whole_page_cache_bytes),
+        comments=comments,
+        metrics=metrics,
     )
-    pages = WholePages(settings.whole_page_cache_bytes)
-    resources: dict[str, object] = {
-        "articles": articles.ArticleCollection(store, age, pages),
-        "latest": articles.LatestArticles(store, age, pages),
-        "search": articles.ArticleSearch(store, age, pages),
-        "article": articles.ArticleItem(store, age),
-        "categories": articles.Categories(store, age),
-        "corrections": articles.CorrectionsLog(store, age, pages),
-        "feed_atom": feeds.Feed(store, age, "atom"),
-        "feed_rss": feeds.Feed(store, age, "rss"),
-        "feed_json": feeds.Feed(store, age, "json"),
-        "sitemap_index": feeds.SitemapIndex(store, age),
-        "sitemap": feeds.Sitemap(store, age, pages),
-        **comments.resources(),
-        "health": ops.Health(),
-        "ready": ops.Ready(store, comments.ready_problem),
-        "openapi": ops.OpenAPI(orjson.dumps(openapi_document())),
-        "docs": docs.DocsPage(),
-        "docs_asset": docs.DocsAsset(),
-        "metrics": MetricsResource(metrics),
-    }
-    routes.mount(app, resources)
+    mount(app, shared)
     return app
 
 

@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from app.build.install import damaged_objects
+from app.bundle.install import damaged_objects
 
 INSTALL = Path(__file__).resolve().parent / "install_bundle.py"
 

@@ -3,7 +3,7 @@
 
 import sys
 
-from app.build.install import main
+from app.bundle.install import main
 
 if __name__ == "__main__":
     sys.exit(main())

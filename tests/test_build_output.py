@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from app.build import cli
+from app.build import builder, cli
 from app.bundle.reader import Bundle, BundleError
 from app.config import PROJECT_ROOT
 from app.languages import LANGUAGES
@@ -33,7 +33,8 @@ SCRIPT = PROJECT_ROOT / "scripts" / "build_bundles.py"
 
 def articles_in(bundle: Bundle, language: str) -> list[dict[str, Any]]:
     data = bundle.languages[language]
-    return [orjson.loads(data.article(i)) for i in range(data.count)]
+    runs = data.runs(0, data.count)
+    return [orjson.loads(run.segment.record(i)) for run in runs for i in range(run.start, run.stop)]
 
 
 def test_bundle_holds_every_article_in_list_order(
@@ -44,7 +45,7 @@ def test_bundle_holds_every_article_in_list_order(
     assert set(loaded.languages) == set(LANGUAGES)
     for language in LANGUAGES:
         assert articles_in(loaded, language) == expected_order(records, language)
-        categories = orjson.loads(loaded.languages[language].categories_json)
+        categories = orjson.loads(loaded.languages[language].categories_encoded["identity"])
         assert categories == expected_categories(records, language)
 
 
@@ -63,7 +64,7 @@ def test_timestamps_normalised_to_utc(tmp_path: Path) -> None:
         ],
     )
     out = tmp_path / "out"
-    cli.build(src, out)
+    builder.build(src, out)
     got = {a["id"]: a for a in articles_in(Bundle.load(out), "en")}
     assert got["east"]["published_at"] == "2026-03-01T00:00:00Z"
     assert got["west"]["published_at"] == "2026-03-01T00:00:00Z"
@@ -90,7 +91,7 @@ def test_blank_lines_and_multiple_files(tmp_path: Path) -> None:
     (src / "ignored.json").write_text("{not json")
     (src / "ignored.txt").write_text("{not json")
     out = tmp_path / "out"
-    cli.build(src, out)
+    builder.build(src, out)
     loaded = Bundle.load(out)
     assert sorted(a["id"] for a in articles_in(loaded, "en")) == ["four", "one"]
     assert [a["id"] for a in articles_in(loaded, "ja")] == ["two"]
@@ -109,7 +110,7 @@ def test_optional_fields(tmp_path: Path) -> None:
         ],
     )
     out = tmp_path / "out"
-    cli.build(src, out)
+    builder.build(src, out)
     got = {a["id"]: a for a in articles_in(Bundle.load(out), "en")}
     for article_id in ("bare", "nulls"):
         assert got[article_id]["tags"] == []
@@ -122,24 +123,24 @@ def test_optional_fields(tmp_path: Path) -> None:
 
 def test_same_input_gives_byte_identical_bundle(corpus_src: Path, tmp_path: Path) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
-    id_one = cli.build(corpus_src, one)
-    id_two = cli.build(corpus_src, two)
+    id_one = builder.build(corpus_src, one)
+    id_two = builder.build(corpus_src, two)
     assert id_one == id_two
     first = bundle_files(one)
     assert first == bundle_files(two)
     assert "manifest.json" in first and len(first) > 9
     # Rebuilding into the same directory (an incremental build with nothing to do) keeps the
     # id and the bytes.
-    assert cli.build(corpus_src, one) == id_one
+    assert builder.build(corpus_src, one) == id_one
     assert bundle_files(one) == first
 
 
 def test_bundle_id_follows_content(corpus_src: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    first = cli.build(corpus_src, out)
+    first = builder.build(corpus_src, out)
     src2 = tmp_path / "src2"
     write_jsonl(src2 / "a.jsonl", [good("only-one")])
-    assert cli.build(src2, out) != first
+    assert builder.build(src2, out) != first
 
 
 def test_determinism_across_processes_and_hash_seeds(corpus_src: Path, tmp_path: Path) -> None:
@@ -165,9 +166,9 @@ def test_good_build_replaces_previous_bundle(tmp_path: Path) -> None:
     write_jsonl(src1 / "a.jsonl", [good("old-article")])
     write_jsonl(src2 / "a.jsonl", [good("new-article", language="ko")])
     out = tmp_path / "out"
-    first_id = cli.build(src1, out)
+    first_id = builder.build(src1, out)
     (out / "objects" / "stray-file").write_text("left by someone")  # not an object of ours
-    new_id = cli.build(src2, out)
+    new_id = builder.build(src2, out)
     loaded = Bundle.load(out)
     assert loaded.bundle_id == new_id
     assert loaded.languages["en"].count == 0
@@ -233,7 +234,7 @@ def test_concurrent_builds_run_one_after_the_other(
     src = tmp_path / "src"
     write_jsonl(src / "a.jsonl", [good("x")])
     out = tmp_path / "out"
-    cli.build(src, out)
+    builder.build(src, out)
     write_jsonl(src / "a.jsonl", [good("y")])
     before = tree_digest(out)
     lock_path = tmp_path / ".out.lock"
@@ -275,7 +276,7 @@ def test_readers_never_see_a_partial_bundle(tmp_path: Path) -> None:
         write_jsonl(src / "a.jsonl", [good(f"v{n}-{i}") for i in range(5 + n)])
         sources.append(src)
     out = tmp_path / "out"
-    cli.build(sources[0], out)
+    builder.build(sources[0], out)
     stop = threading.Event()
     seen: set[int] = set()
     failures: list[str] = []
@@ -300,7 +301,7 @@ def test_readers_never_see_a_partial_bundle(tmp_path: Path) -> None:
     thread.start()
     try:
         for n in range(8):
-            cli.build(sources[n % 2], out)
+            builder.build(sources[n % 2], out)
     finally:
         stop.set()
         thread.join()

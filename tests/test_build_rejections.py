@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from app.build import cli
+from app.build import builder, cli
 from app.build.records import SourceError
 from app.config import PROJECT_ROOT
 from tests.helpers import good, leftovers, tree_digest, write_jsonl
@@ -271,7 +271,7 @@ def test_duplicate_story_id_against_a_kept_article(tmp_path: Path) -> None:
     before = tree_digest(out)
     second = write_jsonl(src / "b.jsonl", [good("b", story_id="s")])
     with pytest.raises(SourceError) as exc:
-        cli.build(src, out, jobs=1)
+        builder.build(src, out, jobs=1)
     assert exc.value.problems == [
         f"{second}:1: field 'story_id': duplicate story_id 's' in language 'en' "
         f"(first at {first}:1)"
@@ -285,7 +285,7 @@ def test_bad_story_id(tmp_path: Path, out_with_bundle: Path, story_id: object) -
     path = write_jsonl(src / "a.jsonl", [good("fine"), good("bad", story_id=story_id)])
     before = tree_digest(out_with_bundle)
     with pytest.raises(SourceError) as exc:
-        cli.build(src, out_with_bundle, jobs=1)
+        builder.build(src, out_with_bundle, jobs=1)
     assert len(exc.value.problems) == 1
     assert exc.value.problems[0].startswith(f"{path}:2: field 'story_id': ")
     assert tree_digest(out_with_bundle) == before

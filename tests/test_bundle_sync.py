@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from falcon.testing import TestClient
 
-from app.build.cli import build
-from app.build.install import damaged_objects
+from app.build.builder import build
+from app.bundle.install import damaged_objects
 from app.bundle.reader import Bundle
 from app.config import Settings
 from app.wsgi import create_app

@@ -19,12 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import compression, negotiation, surrogate_keys
-from app.build import cli
+from app.build import builder, cli
 from app.bundle import format as fmt
 from app.bundle.reader import Bundle
 from app.compression import CODEC_ID
 from app.config import Settings
 from app.delivery import PAGE_OFFERS
+from app.languages import LANGUAGES
 from app.whole_pages import WHOLE_CODEC_ID
 from app.wsgi import create_app
 from tests.conftest import CACHE_CONTROL
@@ -145,9 +146,9 @@ def test_pages_across_segments_and_deletions_decode(
             for i in range(12)
         ]
         write_jsonl(src / f"d{day}.jsonl", records)
-        cli.build(src, out, jobs=1, merge="none")
+        builder.build(src, out, jobs=1, merge="none")
     write_jsonl(src / "d2.jsonl", records[::2])  # retract every other article of the last day
-    cli.build(src, out, jobs=1, merge="none")
+    builder.build(src, out, jobs=1, merge="none")
     client = TestClient(
         create_app(Settings(bundle_dir=out, comments_dsn=f"sqlite:///{tmp_path}/c"))
     )
@@ -156,7 +157,7 @@ def test_pages_across_segments_and_deletions_decode(
     assert_codings_match(client, "/api/v1/en/articles/latest", "limit=50")
     assert_codings_match(client, "/api/v1/en/articles/search", "q=title&page_size=100")
     assert_codings_match(client, "/api/v1/en/articles/d0-0")
-    assert Bundle.load(out).languages["en"].segment_count == 3
+    assert len(Bundle.load(out).languages["en"].segments) == 3
     for page in ("en", "en-2", "en-3", "en-4"):
         assert_codings_match(client, f"/sitemaps/{page}.xml")
     assert client.simulate_get("/sitemaps/en-5.xml").status_code == 404
@@ -367,9 +368,9 @@ def test_publish_names_the_keys_to_purge(tmp_path: Path, capsys: pytest.CaptureF
     src, out = tmp_path / "src", tmp_path / "out"
     base = [good("keep", category="k"), good("gone", category="y"), good("moved", category="z")]
     write_jsonl(src / "a.jsonl", [*base, good("ko-1", language="ko", category="k")])
-    first = cli.build_report(src, out, jobs=1)
+    first = builder.build_report(src, out, jobs=1)
     assert first.purge_keys == [
-        *(surrogate_keys.language_key(lang) for lang in cli.LANGUAGES),
+        *(surrogate_keys.language_key(lang) for lang in LANGUAGES),
         surrogate_keys.SITE_KEY,
     ]
     write_jsonl(
@@ -413,7 +414,7 @@ def test_publish_names_the_keys_to_purge(tmp_path: Path, capsys: pytest.CaptureF
         carried = client.simulate_get(path, query_string=query).headers["surrogate-key"].split()
         assert not set(carried) & en, (path, carried)
     # A publish that changes nothing purges nothing, the site documents included.
-    assert cli.build_report(src, out, jobs=1).purge_keys == []
+    assert builder.build_report(src, out, jobs=1).purge_keys == []
 
 
 def test_other_compression_settings_rebuild_from_scratch(
@@ -425,11 +426,11 @@ def test_other_compression_settings_rebuild_from_scratch(
 
     src, out = tmp_path / "src", tmp_path / "out"
     write_jsonl(src / "a.jsonl", [good("a"), good("b")])
-    cli.build(src, out, jobs=1)
-    assert cli.build_report(src, out, jobs=1).incremental
-    monkeypatch.setattr(cli, "CODEC_ID", "c0ffee")
+    builder.build(src, out, jobs=1)
+    assert builder.build_report(src, out, jobs=1).incremental
+    monkeypatch.setattr(compression, "CODEC_ID", "c0ffee")
     monkeypatch.setattr(generation, "CODEC_ID", "c0ffee")
-    report = cli.build_report(src, out, jobs=1)
+    report = builder.build_report(src, out, jobs=1)
     assert not report.incremental and report.added == 2
     client = TestClient(
         create_app(Settings(bundle_dir=out, comments_dsn=f"sqlite:///{tmp_path}/c"))

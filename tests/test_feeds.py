@@ -24,7 +24,7 @@ from falcon.testing import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.build import cli, site
+from app.build import builder, site
 from app.bundle import format as fmt
 from app.bundle.reader import SiteData
 from app.config import Settings
@@ -230,7 +230,7 @@ def test_sitemap_pages_split_at_the_page_size(
     ]
     records += [good(f"k{i}", language="ko") for i in range(7)]
     write_jsonl(src / "a.jsonl", records)
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     client = client_for(out, tmp_path)
     locs = index_locs(client)
     en_pages = [f"{BASE}/sitemaps/en.xml", *(f"{BASE}/sitemaps/en-{n}.xml" for n in (2, 3, 4))]
@@ -264,7 +264,7 @@ def test_news_sitemap_covers_the_48_hours_up_to_the_request(
     ]
     src, out = tmp_path / "src", tmp_path / "out"
     write_jsonl(src / "a.jsonl", records)
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     client = client_for(out, tmp_path)
     root = ET.fromstring(fetch(client, "/sitemaps/news.xml").content)
     urls = root.findall("sm:url", NS)
@@ -301,12 +301,12 @@ def test_news_sitemap_covers_the_48_hours_up_to_the_request(
     # A clock behind the articles: everything stored (the 48 hours up to the newest) is in.
     assert len(listed(newest - timedelta(days=30))) == 3
     assert (out / fmt.MANIFEST).read_bytes() == manifest  # the bundle holds no clock
-    cli.build(src, out, jobs=1, full=True)
+    builder.build(src, out, jobs=1, full=True)
     assert (out / fmt.MANIFEST).read_bytes() == manifest
     monkeypatch.setattr(feeds, "clock", newest.timestamp)
     # At most NEWS_MAX entries (1,000; lowered here), the newest.
     monkeypatch.setattr(site, "NEWS_MAX", 2)
-    cli.build(src, out, jobs=1, full=True)
+    builder.build(src, out, jobs=1, full=True)
     capped = ET.fromstring(fetch(client_for(out, tmp_path / "c2"), "/sitemaps/news.xml").content)
     assert len(capped.findall("sm:url", NS)) == 2
 
@@ -341,7 +341,7 @@ def test_hostile_text_never_breaks_xml(tmp_path: Path, monkeypatch: pytest.Monke
             )
     src, out = tmp_path / "src", tmp_path / "out"
     write_jsonl(src / "a.jsonl", records)
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     client = client_for(out, tmp_path)
     for language in LANGUAGES:
         for category in [None, *expected_categories(records, language)]:
@@ -368,12 +368,12 @@ def test_entry_ids_are_stable_across_an_incremental_build(tmp_path: Path) -> Non
     src, out = tmp_path / "src", tmp_path / "out"
     records = [good(f"a{i}", published_at=f"2026-08-0{1 + i}T00:00:00Z") for i in range(5)]
     write_jsonl(src / "a.jsonl", records)
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     before = feed_ids(client_for(out, tmp_path / "1"), "en", "atom", None)
     changed = [{**records[0], "title": "Changed"}, *records[1:]]
     write_jsonl(src / "a.jsonl", changed)
     write_jsonl(src / "b.jsonl", [good("new", published_at="2026-09-01T00:00:00Z")])
-    assert cli.build_report(src, out, jobs=1).incremental
+    assert builder.build_report(src, out, jobs=1).incremental
     after = feed_ids(client_for(out, tmp_path / "2"), "en", "atom", None)
     assert after == [entry_id("en", "new"), *before]
     assert before[-1] == "tag:news-article-api,2026:en/articles/a0"
@@ -395,7 +395,7 @@ def test_a_publish_in_one_language_updates_the_others(tmp_path: Path) -> None:
     src, out, full = tmp_path / "src", tmp_path / "out", tmp_path / "full"
     write_jsonl(src / "en.jsonl", [good("e", story_id="s"), good("e2")])
     write_jsonl(src / "fr.jsonl", [good("f", language="fr", story_id="s")])
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     old = fetch(client_for(out, tmp_path / "1"), "/api/v1/en/articles/e")
     assert old.json["translations"] == {"fr": "f"}
     steps = [
@@ -407,9 +407,9 @@ def test_a_publish_in_one_language_updates_the_others(tmp_path: Path) -> None:
     for n, step in enumerate(steps):
         for name, lines in step.items():
             write_jsonl(src / name, lines)
-        report = cli.build_report(src, out, jobs=1)
+        report = builder.build_report(src, out, jobs=1)
         assert report.incremental
-        cli.build(src, full, jobs=1, full=True)
+        builder.build(src, full, jobs=1, full=True)
         a, b = client_for(out, tmp_path / f"a{n}"), client_for(full, tmp_path / f"b{n}")
         for path in (
             "/api/v1/en/articles/e",
@@ -438,11 +438,11 @@ def test_public_urls_are_baked_in_by_the_builder(
     write_jsonl(
         src / "a.jsonl", [good("a b", story_id="s"), good("c", language="ko", story_id="s")]
     )
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     monkeypatch.setenv("NEWS_PUBLIC_BASE_URL", "https://news.example/")
     monkeypatch.setenv("NEWS_ARTICLE_URL_TEMPLATE", "{base}/{language}/{id}.html")
     monkeypatch.setenv("NEWS_PUBLICATION_NAME", "The Example Times")
-    report = cli.build_report(src, out, jobs=1)
+    report = builder.build_report(src, out, jobs=1)
     assert not report.incremental  # every feed and sitemap fragment holds the URLs
     manifest = json.loads((out / "manifest.json").read_bytes())
     assert manifest["site"]["public_urls"] == {
@@ -461,7 +461,7 @@ def test_public_urls_are_baked_in_by_the_builder(
         "ko": "https://news.example/ko/c.html",
     }
     assert index_locs(client)[0] == "https://news.example/sitemaps/ko.xml"
-    assert cli.build_report(src, out, jobs=1).incremental  # same settings: incremental again
+    assert builder.build_report(src, out, jobs=1).incremental  # same settings: incremental again
 
 
 # -- RSS text (RSS Best Practices Profile) ------------------------------------------------------
@@ -493,7 +493,7 @@ def test_rss_text_reaches_readers_as_text_and_cr_is_normalised(tmp_path: Path) -
     ]
     src, out = tmp_path / "src", tmp_path / "out"
     write_jsonl(src / "a.jsonl", records)
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     client = client_for(out, tmp_path)
     expected = {r["id"]: r for r in records}
     for kind in ("rss", "atom", "json"):

@@ -16,7 +16,8 @@ import falcon
 import pytest
 from falcon.testing import TestClient
 
-from app.build.cli import build
+from app.build.builder import build
+from app.bundle.language import LanguageData
 from app.bundle.reader import Bundle, BundleError, BundleUnavailable
 from app.bundle.store import BundleStore
 from app.config import PROJECT_ROOT, Settings
@@ -73,9 +74,10 @@ def test_store_switches_to_a_new_build(served: Path, tmp_path: Path) -> None:
     # A request still holding the old bundle finishes on it: its mapped bytes stay valid
     # after the builder deleted the old directory.
     data = old.languages["en"]
-    pos = data.find("one")
-    assert pos is not None
-    assert json.loads(data.article(pos).tobytes())["id"] == "one"
+    gid = data.find("one")
+    assert gid is not None
+    run = data.run_by_gid(gid)
+    assert json.loads(run.segment.record(run.start).tobytes())["id"] == "one"
     assert data.count == 2
 
 
@@ -292,7 +294,8 @@ def test_create_app_starts_not_ready_on_damaged_objects(tmp_path: Path, kind: st
     out = tmp_path / "bundle"
     build(make_source(tmp_path / "src", ["one"]), out)
     good_bodies = {
-        language: Bundle.load(out).languages[language].categories_json for language in LANGUAGES
+        language: Bundle.load(out).languages[language].categories_encoded["identity"]
+        for language in LANGUAGES
     }
     manifest = _manifest(out)
     corrupt(out)
@@ -380,6 +383,11 @@ def test_forked_worker_checks_disk_on_first_request(served: Path, tmp_path: Path
     assert store.current().bundle_id == old_id  # the "master" keeps its schedule
 
 
+def _first_article(data: LanguageData) -> bytes:
+    """The newest article's JSON, read as a list page reads it."""
+    return data.runs(0, 1)[0].encoded("articles", "identity").tobytes()
+
+
 def test_cp_of_the_same_bundle_over_the_served_one_heals(served: Path, tmp_path: Path) -> None:
     """`cp -r` of the bundle over its own served directory: every file is truncated, then
     written again in place, the manifest included. Seen half-way, the store stops serving
@@ -387,7 +395,7 @@ def test_cp_of_the_same_bundle_over_the_served_one_heals(served: Path, tmp_path:
     serves the whole bundle again, without a restart."""
     store = BundleStore(served, check_interval=3600)  # driven by hand: refresh()
     before = store._bundle
-    body = before.languages["en"].article(0).tobytes()
+    body = _first_article(before.languages["en"])
     files = sorted(p for p in served.rglob("*") if p.is_file())
     saved = {p: p.read_bytes() for p in files}
     half = len(files) // 2
@@ -401,7 +409,7 @@ def test_cp_of_the_same_bundle_over_the_served_one_heals(served: Path, tmp_path:
     store.refresh()
     assert store._bundle.damage and store.damage_report() is not None
     with pytest.raises(BundleUnavailable):
-        store._bundle.languages["en"].article(0)
+        _first_article(store._bundle.languages["en"])
     for path in files[half:]:
         path.write_bytes(saved[path])
     for _ in range(3):  # the files changed: the refused manifest is tried again
@@ -409,4 +417,4 @@ def test_cp_of_the_same_bundle_over_the_served_one_heals(served: Path, tmp_path:
     assert not store._bundle.damage and store.damage_report() is None
     assert store.rejection is None
     assert store._bundle.bundle_id == before.bundle_id
-    assert store._bundle.languages["en"].article(0).tobytes() == body
+    assert _first_article(store._bundle.languages["en"]) == body

@@ -19,11 +19,13 @@ from falcon.testing import TestClient
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from app.build import cli, policy
+from app.build import builder, policy
 from app.build.records import SourceError
 from app.bundle import format as fmt
+from app.bundle.language import SearchPage
 from app.bundle.reader import Bundle
 from app.config import Settings
+from app.languages import LANGUAGES
 from app.wsgi import create_app
 from tests.helpers import bundle_files, good, tree_digest, write_jsonl
 
@@ -154,7 +156,7 @@ def assert_same_as_full(src: Path, out: Path, urls: list[str], tmp: Path) -> Non
     full = tmp / "full"
     if full.exists():
         shutil.rmtree(full)
-    cli.build(src, full, jobs=1, full=True)
+    builder.build(src, full, jobs=1, full=True)
     assert responses(out, urls, tmp) == responses(full, urls, tmp)
     assert scores(out, urls) == scores(full, urls)
 
@@ -221,11 +223,11 @@ def test_incremental_builds_serve_what_full_builds_serve(
     }
     src, out = tmp / "src", tmp / "out"
     write_tree(src, files)
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     for op, step_seed in ops:
         apply(files, op, step_seed, counter)
         write_tree(src, files)
-        cli.build(src, out, jobs=1, merge=merge)  # type: ignore[arg-type]
+        builder.build(src, out, jobs=1, merge=merge)  # type: ignore[arg-type]
     assert_same_as_full(src, out, requests_for(files, rng), tmp)
 
 
@@ -235,13 +237,13 @@ def test_retraction_is_gone_everywhere(tmp_path: Path) -> None:
     records[3] = {**records[3], "title": "unique zebra headline", "category": "only-here"}
     src, out = tmp_path / "src", tmp_path / "out"
     write_jsonl(src / "a.jsonl", records)
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     client = TestClient(
         create_app(Settings(bundle_dir=out, comments_dsn=f"sqlite:///{tmp_path}/c"))
     )
     assert client.simulate_get("/api/v1/en/articles/r3").status_code == 200
     write_jsonl(src / "a.jsonl", records[:3] + records[4:])  # the line is gone: retracted
-    report = cli.build_report(src, out, jobs=1)
+    report = builder.build_report(src, out, jobs=1)
     assert report.incremental and report.retracted == 1 and report.added == 0
     fresh = TestClient(create_app(Settings(bundle_dir=out, comments_dsn=f"sqlite:///{tmp_path}/d")))
     assert fresh.simulate_get("/api/v1/en/articles/r3").status_code == 404
@@ -259,15 +261,15 @@ def test_unchanged_sources_compile_nothing(tmp_path: Path) -> None:
     rng = random.Random(3)
     src, out = tmp_path / "src", tmp_path / "out"
     write_jsonl(src / "a.jsonl", [make_article(rng, "ja", f"j{i}") for i in range(20)])
-    first = cli.build_report(src, out, jobs=1)
+    first = builder.build_report(src, out, jobs=1)
     assert not first.incremental and first.added == 20
     before = bundle_files(out)
-    again = cli.build_report(src, out, jobs=1)
+    again = builder.build_report(src, out, jobs=1)
     assert again.incremental and again.added == again.retracted == again.merged == 0
     assert bundle_files(out) == before
     # Touching a file (new mtime, same bytes) makes the builder hash it, still compiling nothing.
     (src / "a.jsonl").write_bytes((src / "a.jsonl").read_bytes())
-    assert cli.build_report(src, out, jobs=1).added == 0
+    assert builder.build_report(src, out, jobs=1).added == 0
     assert bundle_files(out) == before
 
 
@@ -278,10 +280,10 @@ def test_publish_adds_one_small_segment_and_keeps_the_rest(
     rng = random.Random(5)
     src, out = tmp_path / "src", tmp_path / "out"
     write_jsonl(src / "base.jsonl", [make_article(rng, "en", f"b{i}") for i in range(30)])
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     base = set((out / "objects").iterdir())
     write_jsonl(src / "today.jsonl", [make_article(rng, "en", "fresh")])
-    report = cli.build_report(src, out, jobs=1)
+    report = builder.build_report(src, out, jobs=1)
     assert report.added == 1 and report.segments["en"] == 2
     manifest = json.loads((out / "manifest.json").read_bytes())
     first_segment = manifest["languages"]["en"]["segments"][0]["files"]
@@ -292,13 +294,13 @@ def test_bad_record_in_incremental_build_changes_nothing(tmp_path: Path) -> None
     rng = random.Random(9)
     src, out = tmp_path / "src", tmp_path / "out"
     write_jsonl(src / "a.jsonl", [make_article(rng, "en", f"x{i}") for i in range(5)])
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     before = tree_digest(out)
     bad = make_article(rng, "en", "bad")
     del bad["title"]
     write_jsonl(src / "b.jsonl", [make_article(rng, "ko", "ok"), bad])
     with pytest.raises(SourceError) as exc:
-        cli.build(src, out, jobs=1)
+        builder.build(src, out, jobs=1)
     assert exc.value.problems == [f"{src / 'b.jsonl'}:2: field 'title': Field required"]
     assert tree_digest(out) == before
 
@@ -307,11 +309,11 @@ def test_duplicate_of_a_kept_article_names_both_lines(tmp_path: Path) -> None:
     rng = random.Random(11)
     src, out = tmp_path / "src", tmp_path / "out"
     write_jsonl(src / "a.jsonl", [make_article(rng, "en", "same"), make_article(rng, "en", "o")])
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     before = tree_digest(out)
     write_jsonl(src / "b.jsonl", [make_article(rng, "en", "same")])
     with pytest.raises(SourceError) as exc:
-        cli.build(src, out, jobs=1)
+        builder.build(src, out, jobs=1)
     assert exc.value.problems == [
         f"{src / 'b.jsonl'}:1: field 'id': duplicate id 'same' in language 'en' "
         f"(first at {src / 'a.jsonl'}:1)"
@@ -326,18 +328,18 @@ def test_merge_keeps_answers_and_shrinks_segments(tmp_path: Path) -> None:
         write_jsonl(
             src / f"d{day}.jsonl", [make_article(rng, "ja", f"d{day}-{i}") for i in range(5)]
         )
-        cli.build(src, out, jobs=1, merge="none")
-    assert Bundle.load(out).languages["ja"].segment_count == 4
+        builder.build(src, out, jobs=1, merge="none")
+    assert len(Bundle.load(out).languages["ja"].segments) == 4
     files = {p.name: [orjson.loads(x) for x in p.read_text().splitlines()] for p in src.iterdir()}
     urls = requests_for(files, rng)
     unmerged = responses(out, urls, tmp_path)
-    report = cli.build_report(src, out, jobs=1, merge="all")
-    assert report.merged >= 1 and Bundle.load(out).languages["ja"].segment_count == 1
+    report = builder.build_report(src, out, jobs=1, merge="all")
+    assert report.merged >= 1 and len(Bundle.load(out).languages["ja"].segments) == 1
     assert responses(out, urls, tmp_path) == unmerged
 
 
 def test_an_index_of_another_format_is_rebuilt_not_mixed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Segments are reused as they are: after a change of the search index format (here:
     word positions were added), the next build starts over instead of mixing formats."""
@@ -349,12 +351,19 @@ def test_an_index_of_another_format_is_rebuilt_not_mixed(
     write_jsonl(src / "a.jsonl", records)
     with monkeypatch.context() as patch:
         patch.setattr(layout, "FORMAT_VERSION", layout.FORMAT_VERSION - 1)
-        cli.build(src, out, jobs=1)
+        builder.build(src, out, jobs=1)
     write_jsonl(src / "a.jsonl", [*records, make_article(rng, "en", "f-new")])
-    report = cli.build_report(src, out, jobs=1)
+    capsys.readouterr()
+    report = builder.build_report(src, out, jobs=1)
     assert not report.incremental
+    # The build says which version differs.
+    assert (
+        f"search index format {layout.FORMAT_VERSION - 1}, this release reads version "
+        f"{layout.FORMAT_VERSION}: building from scratch"
+    ) in capsys.readouterr().out
     loaded = Bundle.load(out)  # every segment readable by this code
-    assert loaded.languages["en"].search('"election" OR budget', 0, 10)[0] >= 0
+    query = '"election" OR budget'
+    assert loaded.languages["en"].search_page(query, SearchPage(), None, 0, 10)[0] >= 0
 
 
 def test_a_publish_renders_only_the_feeds_it_changed(
@@ -369,7 +378,7 @@ def test_a_publish_renders_only_the_feeds_it_changed(
     base = [make_article(rng, "en", f"b{i}") for i in range(12)]
     base += [make_article(rng, "ko", f"k{i}") for i in range(5)]
     write_jsonl(src / "a.jsonl", base)
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     before = json.loads((out / "manifest.json").read_bytes())["languages"]
     rendered: list[tuple[str, str | None]] = []
     real = generation.render_feed
@@ -381,7 +390,7 @@ def test_a_publish_renders_only_the_feeds_it_changed(
     monkeypatch.setattr(generation, "render_feed", counting)
     fresh = {**make_article(rng, "en", "fresh"), "category": "sport"}
     write_jsonl(src / "b.jsonl", [fresh])
-    assert cli.build_report(src, out, jobs=1).incremental
+    assert builder.build_report(src, out, jobs=1).incremental
     # The language's feed and the category's, in three formats: nothing else.
     assert set(rendered) == {("en", None), ("en", "sport")}
     assert len(rendered) == 6
@@ -394,9 +403,9 @@ def test_a_publish_renders_only_the_feeds_it_changed(
     # A renderer of another version renders every feed again (here: to the same bytes).
     rendered.clear()
     monkeypatch.setattr(generation, "RENDER_VERSION", generation.RENDER_VERSION + 1)
-    assert cli.build_report(src, out, jobs=1).incremental
+    assert builder.build_report(src, out, jobs=1).incremental
     languages = json.loads((out / "manifest.json").read_bytes())["languages"]
-    expected = {(lang, name or None) for lang in cli.LANGUAGES for name in languages[lang]["feeds"]}
+    expected = {(lang, name or None) for lang in LANGUAGES for name in languages[lang]["feeds"]}
     assert set(rendered) == expected and len(rendered) == 3 * len(expected)
     assert {lang: languages[lang]["feeds"] for lang in languages} == {
         lang: after[lang]["feeds"] for lang in after
@@ -410,10 +419,10 @@ def test_a_word_left_only_in_retracted_articles_after_a_merge(tmp_path: Path) ->
     src, out = tmp_path / "src", tmp_path / "out"
     x = good("x", title="alpha", summary="s", content="c", tags=[])
     write_jsonl(src / "a.jsonl", [x, good("y", title="gamma delta", summary="s", content="c")])
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     write_jsonl(src / "a.jsonl", [x])
     write_jsonl(src / "b.jsonl", [good("z", title="alpha zeta", summary="s", content="c")])
-    report = cli.build_report(src, out, jobs=1)
+    report = builder.build_report(src, out, jobs=1)
     assert report.merged == 1 and report.segments["en"] == 1
     queries = ["alpha gamma OR zeta", "alpha gamma", "alpha -gamma", 'alpha -"gamma delta"']
     urls = [f"/api/v1/en/articles/search?q={quote(q)}" for q in queries]

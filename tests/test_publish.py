@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from app.build import cli, policy
-from app.build.install import install
-from app.build.install import main as install_main
+from app.build import builder, policy
+from app.bundle.install import install
+from app.bundle.install import main as install_main
 from app.bundle.reader import Bundle, BundleError
 from app.config import PROJECT_ROOT
 from tests.helpers import leftovers, tree_digest, write_jsonl
@@ -32,7 +32,7 @@ def test_kill_during_incremental_build_leaves_a_servable_bundle(tmp_path: Path) 
     src, out = tmp_path / "src", tmp_path / "out"
     base = corpus(rng, 400, "base")
     write_jsonl(src / "a.jsonl", base)
-    old_id = cli.build(src, out)
+    old_id = builder.build(src, out)
     # The next publish: additions, changes and retractions.
     changed = [make_article(rng, r["language"], r["id"]) for r in base[:20]] + base[40:]
     write_jsonl(src / "a.jsonl", changed)
@@ -52,9 +52,9 @@ def test_kill_during_incremental_build_leaves_a_servable_bundle(tmp_path: Path) 
         seen.add(loaded.bundle_id)
         if loaded.bundle_id != old_id:
             break  # the build committed before the kill
-    assert seen <= {old_id, cli.build(src, tmp_path / "reference", full=True)}
+    assert seen <= {old_id, builder.build(src, tmp_path / "reference", full=True)}
     # Building again finishes the job, cleans up, and serves what a full build serves.
-    cli.build(src, out)
+    builder.build(src, out)
     assert leftovers(out) == []
     files = {"a.jsonl": changed, "b.jsonl": []}
     assert_same_as_full(src, out, requests_for(files, rng), tmp_path)
@@ -71,13 +71,13 @@ def test_install_copies_only_what_the_instance_lacks(
     rng = random.Random(23)
     src, built, dest = tmp_path / "src", tmp_path / "built", tmp_path / "dest"
     write_jsonl(src / "a.jsonl", corpus(rng, 200, "a"))
-    first_id = cli.build(src, built)
+    first_id = builder.build(src, built)
     first = install(built, dest)
     assert first.bundle_id == first_id and first.copied == first.objects
     assert Bundle.load(dest, verify="sha256").bundle_id == first_id
     # A publish of one article ships a few small objects, not the archive.
     write_jsonl(src / "b.jsonl", [make_article(rng, "en", "just-published")])
-    second_id = cli.build(src, built)
+    second_id = builder.build(src, built)
     second = install(built, dest)
     assert second.bundle_id == second_id != first_id
     total = sum(objects_in(dest).values())
@@ -99,10 +99,10 @@ def test_install_refuses_a_damaged_bundle_and_changes_nothing(
     rng = random.Random(25)
     src, built, dest = tmp_path / "src", tmp_path / "built", tmp_path / "dest"
     write_jsonl(src / "a.jsonl", corpus(rng, 50, "a"))
-    cli.build(src, built)
+    builder.build(src, built)
     install(built, dest)
     write_jsonl(src / "b.jsonl", corpus(rng, 5, "b"))
-    cli.build(src, built)
+    builder.build(src, built)
     before = tree_digest(dest)
     new_objects = sorted(set(objects_in(built)) - set(objects_in(dest)))
     victim = built / "objects" / max(new_objects, key=lambda n: objects_in(built)[n])
@@ -120,7 +120,7 @@ def test_check_finds_a_flipped_byte(tmp_path: Path, capsys: pytest.CaptureFixtur
     rng = random.Random(27)
     src, dest = tmp_path / "src", tmp_path / "dest"
     write_jsonl(src / "a.jsonl", corpus(rng, 30, "a"))
-    cli.build(src, dest)
+    builder.build(src, dest)
     assert install_main(["--check", str(dest)]) == 0
     victim = max((dest / "objects").iterdir(), key=lambda p: p.stat().st_size)
     stamp = victim.stat()

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import surrogate_keys
-from app.build import cli
+from app.build import builder
 from app.config import Settings
 from app.wsgi import create_app
 from tests.helpers import (
@@ -290,11 +290,11 @@ def test_a_retracted_article_is_nowhere_and_incremental_is_full(
     files = {"a.jsonl": [trust_article(rng, rng.choice(list(WORDS)), f"a{i}") for i in range(8)]}
     src, out = tmp / "src", tmp / "out"
     write_tree(src, files)
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     for op, step_seed in ops:
         publish(files, op, step_seed, counter)
         write_tree(src, files)
-        cli.build(src, out, jobs=1, merge=merge)  # type: ignore[arg-type]
+        builder.build(src, out, jobs=1, merge=merge)  # type: ignore[arg-type]
     records = [r for rs in files.values() for r in rs]
     assert_trust(client_for(out, tmp), records)
     assert_same_as_full(src, out, trust_requests(files, rng), tmp)
@@ -316,10 +316,10 @@ def test_a_retraction_purges_what_it_changed(tmp_path: Path) -> None:
     twin["story_id"] = "story-x"
     src, out = tmp_path / "src", tmp_path / "out"
     write_tree(src, {"a.jsonl": [*records, twin]})
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     retracted = {**target, "retracted": {"at": "2026-03-08T00:00:00Z", "reason": "Wrong."}}
     write_tree(src, {"a.jsonl": [*records[:2], retracted, *records[3:], twin]})
-    report = cli.build_report(src, out, jobs=1)
+    report = builder.build_report(src, out, jobs=1)
     assert report.retractions == 1 and report.retracted == 0
     keys = set(report.purge_keys)
     assert {
@@ -334,7 +334,7 @@ def test_a_retraction_purges_what_it_changed(tmp_path: Path) -> None:
     assert client.simulate_get("/api/v1/ko/articles/k-twin").json["translations"] == {}
     assert_retracted(client, retracted)
     write_tree(src, {"a.jsonl": [*records, twin]})  # withdrawn: served again
-    back = cli.build_report(src, out, jobs=1)
+    back = builder.build_report(src, out, jobs=1)
     assert back.retractions == 1
     assert back.purge_keys.count(surrogate_keys.article_key("en", target["id"])) == 1
     assert len(set(back.purge_keys)) == len(back.purge_keys)
@@ -352,10 +352,10 @@ def test_an_unchanged_retraction_is_not_parsed_again(tmp_path: Path) -> None:
     records[0]["retracted"] = {"at": "2026-03-08T00:00:00Z", "reason": "Wrong."}
     src, out = tmp_path / "src", tmp_path / "out"
     write_tree(src, {"a.jsonl": records})
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     # Same bytes, new mtime: the file is hashed again, and every line is recognised.
     (src / "a.jsonl").write_bytes((src / "a.jsonl").read_bytes())
-    again = cli.build_report(src, out, jobs=1)
+    again = builder.build_report(src, out, jobs=1)
     assert again.added == again.retractions == again.retracted == 0
     assert again.purge_keys == []
 
@@ -370,7 +370,7 @@ def test_the_corrections_log_pages_like_a_list(tmp_path: Path) -> None:
         records.append(record)
     src, out = tmp_path / "src", tmp_path / "out"
     write_tree(src, {"a.jsonl": records})
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     client = client_for(out, tmp_path)
     log = expected_log(records, "en")
     got = client.simulate_get("/api/v1/en/corrections", query_string="page=2&page_size=3")

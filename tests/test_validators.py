@@ -19,7 +19,7 @@ from urllib.parse import quote
 import falcon.testing
 import pytest
 
-from app.build import cli
+from app.build import builder
 from app.config import Settings
 from app.languages import LANGUAGES
 from app.resources import feeds
@@ -55,7 +55,7 @@ def need_xmllint() -> None:
 
 def _client(src: Path, tmp: Path) -> falcon.testing.TestClient:
     out = tmp / "bundle"
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     return falcon.testing.TestClient(
         create_app(Settings(bundle_dir=out, comments_dsn=f"sqlite:///{tmp}/c.sqlite3"))
     )

@@ -18,11 +18,12 @@ import numpy as np
 import orjson
 
 from app.build import retractions
-from app.build.merge import SegmentReader
 from app.build.retractions import RetractedArticle
 from app.bundle import format as fmt
+from app.bundle import versions
 from app.bundle.id_index import build_table
 from app.bundle.objects import ObjectEntry, ObjectStore
+from app.bundle.segment import SegmentReader
 from app.compression import CODEC_ID, precompress
 from app.public_urls import PublicUrls
 from app.search import layout
@@ -52,15 +53,15 @@ def build_generation(
     for desc, dead in zip(segments, deleted, strict=True):
         reader = SegmentReader(store, desc)
         readers.append(reader)
-        published = reader.array(fmt.PUBLISHED, "<i8").tolist()
+        published = reader.published().tolist()
         ids = reader.ids()
         live = np.ones(reader.docs, dtype=bool)
         live[dead] = False
         alive.append(live)
         rows.extend((-published[i], ids[i], base + i) for i in np.flatnonzero(live).tolist())
         categories.extend(reader.categories())
-        by_story.extend(_stories(reader, live, base))
-        etags.append(reader.raw(fmt.ETAGS_BIN))
+        by_story.extend((story, base + local) for local, story in reader.with_story(live))
+        etags.append(reader.etags)
         base += reader.docs
     rows.sort()
     order = np.asarray([gid for _, _, gid in rows], dtype="<u4")
@@ -82,7 +83,7 @@ def build_generation(
 
     all_etags = np.frombuffer(b"".join(etags), dtype=np.dtype((np.void, fmt.ETAG_BYTES)))
     content = hashlib.sha256(
-        f"{fmt.CONTENT_VERSION}\0{layout.FORMAT_VERSION}\0{ANALYZER_VERSION}\0{language}\0".encode()
+        f"{versions.CONTENT_VERSION}\0{layout.FORMAT_VERSION}\0{ANALYZER_VERSION}\0{language}\0".encode()
     )
     content.update(orjson.dumps(urls.manifest(), option=orjson.OPT_SORT_KEYS))
     content.update(all_etags[order].tobytes())
@@ -139,16 +140,6 @@ def build_generation(
     return meta, entries
 
 
-def _stories(reader: SegmentReader, live: np.ndarray, base: int) -> list[tuple[bytes, int]]:
-    """(story id, gid) of a segment's live documents that have a story; only those are
-    decoded (most articles have none)."""
-    off = reader.offsets(fmt.STORIES_OFF)
-    blob = reader.raw(fmt.STORIES_BIN)
-    wanted = np.flatnonzero(live & (np.diff(off) > 0)).tolist()
-    starts, ends = off[:-1], off[1:]
-    return [(blob[int(starts[i]) : int(ends[i])].tobytes(), base + i) for i in wanted]
-
-
 class _Feeds:
     """Every feed of a language: the newest FEED_ENTRIES articles of all and of each category,
     each in Atom, RSS and JSON Feed, each of those in every content coding.
@@ -192,7 +183,7 @@ class _Feeds:
         parsed = self.parsed.get(gid)
         if parsed is None:  # most articles are in two feeds: all, and their category's
             n = int(np.searchsorted(self.bases, gid, side="right")) - 1
-            parsed = self.parsed[gid] = orjson.loads(self.readers[n].article(gid - self.bases[n]))
+            parsed = self.parsed[gid] = orjson.loads(self.readers[n].record(gid - self.bases[n]))
         return parsed
 
     def build(

@@ -10,7 +10,6 @@ batch size, not the archive; article bytes are streamed the same way.
 from __future__ import annotations
 
 import itertools
-import mmap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,8 +18,9 @@ import numpy as np
 import orjson
 
 from app.bundle import format as fmt
-from app.bundle.objects import ObjectEntry, ObjectStore, ObjectWriter, map_file
-from app.compression import separators
+from app.bundle.objects import ObjectEntry, ObjectStore, ObjectWriter
+from app.bundle.segment import SEPARATORS, SegmentReader
+from app.compression import IDENTITY
 from app.search import layout
 from app.search.indexer import index_meta, ragged_arange
 
@@ -28,60 +28,6 @@ from app.search.indexer import index_meta, ragged_arange
 BATCH_POSTINGS = 4_000_000
 # Documents per batch when streaming article bytes.
 _DOC_BATCH = 4096
-
-
-class SegmentReader:
-    """Zero-copy numpy views of a stored segment's files."""
-
-    def __init__(self, store: ObjectStore, descriptor: dict[str, Any]) -> None:
-        self.descriptor = descriptor
-        self.docs: int = descriptor["docs"]
-        self._views = {name: map_file(store.path(obj)) for name, obj in descriptor["files"].items()}
-
-    def release(self) -> None:
-        """Drop the pages read so far from this process (they stay in the page cache): a merge
-        reads every input once, and its resident memory should follow its batch, not the
-        inputs' size."""
-        for view in self._views.values():
-            if view.nbytes and isinstance(view.obj, mmap.mmap):
-                view.obj.madvise(mmap.MADV_DONTNEED)
-
-    def raw(self, name: str) -> memoryview:
-        return self._views[name]
-
-    def array(self, name: str, dtype: str) -> np.ndarray:
-        return np.frombuffer(self._views[name], dtype=dtype)
-
-    def offsets(self, name: str) -> np.ndarray:
-        return self.array(name, "<u8")
-
-    def ids(self) -> list[bytes]:
-        blob, off = self.raw(fmt.SEG_IDS_BIN), self.offsets(fmt.SEG_IDS_OFF).tolist()
-        return [blob[off[i] : off[i + 1]].tobytes() for i in range(self.docs)]
-
-    def ids_at(self, local: int) -> bytes:
-        off = self.offsets(fmt.SEG_IDS_OFF)
-        return self.raw(fmt.SEG_IDS_BIN)[int(off[local]) : int(off[local + 1])].tobytes()
-
-    def stories(self) -> list[bytes]:
-        """Each document's story_id (b"" when none)."""
-        blob, off = self.raw(fmt.STORIES_BIN), self.offsets(fmt.STORIES_OFF).tolist()
-        return [blob[off[i] : off[i + 1]].tobytes() for i in range(self.docs)]
-
-    def article(self, local: int) -> bytes:
-        off = self.offsets(fmt.ARTICLES_OFF)
-        return self.raw(fmt.ARTICLES_BIN)[int(off[local]) : int(off[local + 1]) - 1].tobytes()
-
-    def categories(self) -> list[str]:
-        names: list[str] = orjson.loads(self.raw(fmt.SEG_CATEGORIES))
-        return [names[i] for i in self.array(fmt.CATEGORY_OF, "<u4").tolist()]
-
-    def corrections(self) -> list[list[Any]]:
-        """[[document, title, [[at microseconds, at, text], ...]], ...] (fmt.SEG_CORRECTIONS)."""
-        return orjson.loads(self.raw(fmt.SEG_CORRECTIONS))
-
-    def search_meta(self) -> dict[str, Any]:
-        return orjson.loads(self.raw(layout.META))
 
 
 @dataclass
@@ -199,7 +145,7 @@ def merge_segments(
     for s, (reader, (_, deleted)) in enumerate(zip(readers, inputs, strict=True)):
         live = np.ones(reader.docs, dtype=bool)
         live[deleted] = False
-        published = reader.array(fmt.PUBLISHED, "<i8").tolist()
+        published = reader.published().tolist()
         ids = reader.ids()
         rows.extend((-published[i], ids[i], s, i) for i in np.flatnonzero(live).tolist())
     if any(rows[i] > rows[i + 1] for i in range(len(rows) - 1)):
@@ -212,15 +158,17 @@ def merge_segments(
     entries: dict[str, ObjectEntry] = {}
 
     # -- per-document files ----------------------------------------------------------------
-    def records(name_bin: str, name_off: str, sep: bytes = b",") -> None:
+    def records(kind: str, encoding: str, name_bin: str, name_off: str) -> None:
         """Copies each live record (JSON, XML, or a compressed piece: never recompressed)."""
+        sep = SEPARATORS[kind][encoding]
+        pieces = [reader.pieces[kind, encoding] for reader in readers]
         with store.writer() as blob, store.writer() as offw:
             offsets = [0]
             for start in range(0, n, _DOC_BATCH):
                 parts = []
                 for _, _, s, i in rows[start : start + _DOC_BATCH]:
-                    off = readers[s].offsets(name_off)
-                    parts.append(readers[s].raw(name_bin)[int(off[i]) : int(off[i + 1]) - len(sep)])
+                    data, off, width = pieces[s]
+                    parts.append(data[off[i] : off[i + 1] - width])
                 for part in parts:
                     offsets.append(offsets[-1] + len(part) + len(sep))
                 chunk = sep.join(parts)
@@ -232,10 +180,10 @@ def merge_segments(
             _put(files, entries, name_bin, blob)
             _put(files, entries, name_off, offw)
 
-    for name_bin, name_off, sep in fmt.RECORDS.values():
-        records(name_bin, name_off, sep)
+    for kind, (name_bin, name_off, _) in fmt.RECORDS.items():
+        records(kind, IDENTITY, name_bin, name_off)
     for (kind, encoding), (name_bin, name_off) in fmt.PIECES.items():
-        records(name_bin, name_off, separators(fmt.RECORDS[kind][2])[encoding])
+        records(kind, encoding, name_bin, name_off)
 
     def fixed(name: str, width: int) -> None:
         with store.writer() as w:

@@ -24,10 +24,10 @@ import orjson
 
 from app import compression
 from app.build.compile import epoch_micros, joined
-from app.build.merge import SegmentReader
 from app.build.records import Article
 from app.bundle import format as fmt
 from app.bundle.objects import ObjectStore
+from app.bundle.segment import SegmentReader
 from app.timestamps import format_timestamp
 
 # (at microseconds, at, text) of one correction
@@ -153,7 +153,7 @@ def build_files(
     for reader, alive in zip(readers, live, strict=True):
         for doc, title, notes in reader.corrections():
             if alive[doc]:
-                i = reader.ids_at(doc).decode()
+                i = reader.id_at(doc).decode()
                 entries += [(-us, i, "correction", text, at, title) for us, at, text in notes]
     for r in retractions:
         entries += [(-us, r.id, "correction", text, at, r.title) for us, at, text in r.corrections]

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import orjson
 
-from app.build.merge import SegmentReader
 from app.bundle import format as fmt
 from app.bundle.objects import ObjectEntry, ObjectStore
+from app.bundle.segment import SegmentReader
 from app.compression import CODEC_ID, precompress
 from app.languages import LANGUAGES
 from app.public_urls import PublicUrls
@@ -64,8 +64,8 @@ def build_site(
             n = int(np.searchsorted(bases, gid, side="right")) - 1
             local = gid - bases[n]
             reader = readers[language][n]
-            moment = int(reader.array(fmt.PUBLISHED, "<i8")[local])
-            article_id = reader.ids_at(local)
+            moment = int(reader.published()[local])
+            article_id = reader.id_at(local)
             candidates.append((-moment, li, article_id, n, local))
     chosen = []
     published: list[int] = []
@@ -75,7 +75,7 @@ def build_site(
         if newest + minus_published > NEWS_WINDOW_MICROS:
             break  # older than any window of a clock at or after the newest article
         language = LANGUAGES[li]
-        chosen.append((language, orjson.loads(readers[language][n].article(local))))
+        chosen.append((language, orjson.loads(readers[language][n].record(local))))
         published.append(-minus_published)
     news = news_sitemap(urls, chosen)
     ends = [m.end() for m in re.finditer(re.escape(NEWS_ENTRY_END), news)]

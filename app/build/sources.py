@@ -34,7 +34,7 @@ from app.build.records import (
     source_files,
 )
 from app.build.retractions import RetractedArticle
-from app.bundle.reader import SortedIds
+from app.bundle.id_index import SortedIds
 from app.languages import LANGUAGES
 
 # One (line number, hash) record per non-blank line of a source file, kept in the build state.

@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 
 from app import models
-from app.build.merge import SegmentReader
 from app.build.records import SAME_FIELDS, Article, SourceError
 from app.build.sources import Previous, Scan
 from app.bundle import format as fmt
+from app.bundle.id_index import SortedIds
 from app.bundle.objects import ObjectStore
-from app.bundle.reader import SortedIds
+from app.bundle.segment import SegmentReader
 from app.languages import LANGUAGES
 
 Translations = tuple[tuple[str, str], ...]
@@ -163,14 +163,14 @@ def plan(
                 continue
             reader, local = served[language].locate(gid)
             width = fmt.LINE_HASH_BYTES
-            line_hash = reader.raw(fmt.LINES)[local * width : (local + 1) * width].tobytes()
+            line_hash = reader.lines()[local * width : (local + 1) * width].tobytes()
             story_plan.again.setdefault(language, []).append(
                 KeptArticle(
-                    reader.article(local),
+                    reader.record(local).tobytes(),
                     story,
                     line_hash,
                     members[language],
-                    int(reader.array(fmt.PUBLISHED, "<i8")[local]),
+                    int(reader.published()[local]),
                     now,
                 )
             )
@@ -185,7 +185,7 @@ def plan(
 
 def _id_of(served: _Served, gid: int) -> str:
     reader, local = served.locate(gid)
-    return reader.ids_at(local).decode()
+    return reader.id_at(local).decode()
 
 
 def load_story_index(store: ObjectStore, meta: dict[str, Any]) -> SortedIds:

@@ -7,6 +7,11 @@ files (docs/publishing.md):
     manifest.previous.json    the generation before it, kept for rollback
     objects/<sha256>          every data file, named by the SHA-256 of its bytes
     verified.json             objects checked byte for byte since they were written here
+    build-state.json          the builder's record of its sources (build directories only)
+
+The manifest's fields are typed and checked in app/bundle/manifest.py, the versions a
+bundle records in app/bundle/versions.py, and how a new manifest replaces the served one in
+app/bundle/commit.py.
 
 Per language the manifest lists **segments** and **generation files**. A segment holds a set
 of articles, in list order (published_at descending, then id ascending), with everything that
@@ -82,21 +87,15 @@ from __future__ import annotations
 
 from typing import Final
 
-FORMAT_NAME = "news-bundle"
-# 4: story ids, sitemap fragments and their pieces in segments; feeds and the site entry.
-# 5: corrections in segments; retractions, their notices and the corrections log.
-# 6: the site entry's `news` (the news sitemap's window is cut at request time).
-# 7: updated.i64 in segments (Last-Modified without reading the records); ids.hash.
-FORMAT_VERSION = 7
-# Part of every language's content hash (hence collection ETags): what is served, not the
-# layout. Bump it when the served bytes change, not when files are added.
-# 3: every Article carries `translations`.
-# 4: every Article carries `provenance` and `corrections`, every summary `ai_generated`.
-CONTENT_VERSION = 4
+from app.search import layout
+
 MANIFEST = "manifest.json"
 PREVIOUS_MANIFEST = "manifest.previous.json"
 OBJECTS = "objects"
 VERIFIED = "verified.json"
+# The builder's record of each source file's line hashes (app.build.builder), so that the
+# next build reads only the files that changed.
+BUILD_STATE = "build-state.json"
 
 # Segment files.
 ARTICLES_BIN = "articles.bin"
@@ -124,7 +123,6 @@ RECORDS: dict[str, tuple[str, str, bytes]] = {
     "summaries": (SUMMARIES_BIN, SUMMARIES_OFF, b","),
     "sitemap": (SITEMAP_BIN, SITEMAP_OFF, b"\n"),
 }
-KINDS = tuple(RECORDS)
 # Compressed pieces: (kind, encoding) -> (blob, offsets). The identity blobs are above.
 PIECES: dict[tuple[str, str], tuple[str, str]] = {
     ("articles", "gzip"): ("articles.gzip", "articles.gzip.off"),
@@ -135,7 +133,11 @@ PIECES: dict[tuple[str, str], tuple[str, str]] = {
     ("sitemap", "gzip"): ("sitemap.gzip", "sitemap.gzip.off"),
     ("sitemap", "zstd"): ("sitemap.zstd", "sitemap.zstd.off"),
 }
-SEGMENT_FILES = (
+# The components: the files a segment, a language's generation and the site entry each
+# hold, one object apiece. The writers name an object for each, the manifest parser
+# (app.bundle.manifest) refuses an entry with one missing or one more, and the installer and
+# garbage collection reach every object through them.
+SEGMENT_FILES: tuple[str, ...] = (
     ARTICLES_BIN,
     ARTICLES_OFF,
     SUMMARIES_BIN,
@@ -154,6 +156,7 @@ SEGMENT_FILES = (
     SITEMAP_OFF,
     SEG_CORRECTIONS,
     *(name for pair in PIECES.values() for name in pair),
+    *layout.ALL_FILES,
 )
 
 # Generation files.
@@ -184,7 +187,7 @@ LOG_FILES = {
     "zstd": ("log.zstd", "log.zstd.off"),
 }
 LOG_SEPARATOR = b","
-GENERATION_FILES = (
+GENERATION_FILES: tuple[str, ...] = (
     ORDER,
     IDS_BIN,
     IDS_OFF,
@@ -219,7 +222,9 @@ def site_file(document: str, encoding: str) -> str:
     return document if encoding == "identity" else f"{document}.{encoding}"
 
 
-SITE_FILES = tuple(site_file(d, e) for d in SITE_DOCUMENTS for e in DOCUMENT_ENCODINGS)
+SITE_FILES: tuple[str, ...] = tuple(
+    site_file(d, e) for d in SITE_DOCUMENTS for e in DOCUMENT_ENCODINGS
+)
 # URLs per sitemap page (the sitemaps.org limit); the build records the value it used.
 SITEMAP_PAGE_URLS = 50_000
 

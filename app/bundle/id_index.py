@@ -1,4 +1,5 @@
-"""Article id -> gid in O(1): an open-addressing hash table over a language's sorted ids.
+"""Id -> gid lookups over a language's sorted ids: `IdIndex`, the server's, in O(1) through an
+open-addressing hash table; `SortedIds`, the builder's, a binary search (ids and story ids).
 
 The builder writes `ids.hash` (a generation file, app.bundle.format) beside `ids.bin`,
 `ids.off` and `ids.gid`; the server looks an id up with one hash, usually one probe and one
@@ -18,6 +19,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import xxhash
+
+from app.bundle import format as fmt
+from app.sorted_bytes import SortedBytes
 
 _hash = xxhash.xxh3_64_intdigest
 
@@ -73,3 +77,24 @@ class IdIndex:
             if self._blob[off[i] : off[i + 1]] == key:
                 return int(self._gid[i])
             slot = (slot + 1) & mask
+
+
+class SortedIds(SortedBytes):
+    """Ids sorted bytewise (ids.bin, or a story index's stories.bin) with the gid of each
+    (ids.gid, stories.gid): item i is the i-th id, for `bisect`."""
+
+    __slots__ = ("_gid",)
+
+    def __init__(
+        self, ids_bin: memoryview | bytes, ids_off: memoryview | bytes, gids: memoryview | bytes
+    ) -> None:
+        super().__init__(memoryview(ids_bin), memoryview(ids_off).cast(fmt.OFFSET_TYPECODE))
+        self._gid = memoryview(gids).cast(fmt.POSITION_TYPECODE)
+
+    def gids(self) -> memoryview:
+        return self._gid
+
+    def get(self, article_id: str) -> int | None:
+        """The gid of the article with this id, or None."""
+        i = self.index(article_id.encode("utf-8", "surrogatepass"))
+        return None if i < 0 else self._gid[i]

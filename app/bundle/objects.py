@@ -23,13 +23,19 @@ import secrets
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 import orjson
 
 from app.bundle import format as fmt
 
-ObjectEntry = dict[str, int]  # {"size": ..., "crc32": ...}; the name is the SHA-256
+
+class ObjectEntry(NamedTuple):
+    """What the manifest records of an object (its name is the SHA-256 of its bytes)."""
+
+    size: int
+    crc32: int
+
 
 _TMP_PREFIX = ".tmp-"
 
@@ -64,7 +70,7 @@ class ObjectWriter:
         else:
             os.chmod(self._tmp, 0o444)
             os.rename(self._tmp, final)
-        return name, {"size": self.size, "crc32": self._crc}
+        return name, ObjectEntry(self.size, self._crc)
 
     def abort(self) -> None:
         self._fh.close()
@@ -143,11 +149,6 @@ class ObjectStore:
                     path.unlink()
                     removed += 1
         return removed
-
-
-def manifest_objects(manifest: dict[str, Any]) -> dict[str, ObjectEntry]:
-    objects = manifest.get("objects")
-    return objects if isinstance(objects, dict) else {}
 
 
 def fsync_dir(path: Path) -> None:

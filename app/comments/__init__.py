@@ -11,13 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.comments.model import CommentStore, StoreUnavailable
-from app.comments.resources import (
-    CommentResource,
-    CommentsResource,
-    Context,
-    CountResource,
-    CountsResource,
-)
+from app.comments.resources import Context
 from app.config import ConfigError, Settings
 
 __all__ = ["CommentService", "create_comment_service", "open_store"]
@@ -32,16 +26,8 @@ class CommentService:
         article_retracted: Callable[[str, str], bool] | None = None,
     ) -> None:
         self.store = store
-        self._ctx = Context(settings, store, article_exists, article_retracted)
-
-    def resources(self) -> dict[str, object]:
-        """The comment resources by their name in app/routes.py."""
-        return {
-            "comments": CommentsResource(self._ctx),
-            "comment_count": CountResource(self._ctx),
-            "comment": CommentResource(self._ctx),
-            "comment_counts": CountsResource(self._ctx),
-        }
+        # What every comment resource is made with (app/routes.py declares them).
+        self.context = Context(settings, store, article_exists, article_retracted)
 
     def ready_problem(self) -> str | None:
         try:

@@ -1,12 +1,13 @@
 """HTTP resources for the comment routes (docs/api.md §4).
 
-Every operation checks, in order: language (400), parameters and body (415/413/422),
-the article (404), then the comment. Responses are never cacheable.
+Every operation checks, in order: language (400), the admin token where it needs one (401),
+parameters and body (415/413/422), the article (404), then the comment. The first two, and
+`Cache-Control: no-store` on every answer, come from the routes' declarations
+(app/routes.py, applied by app.mount before a responder runs).
 """
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import quote
@@ -24,9 +25,7 @@ from app.comments.model import (
 )
 from app.comments.validation import parent_not_found, plausible_id, read_create, read_json
 from app.config import Settings
-from app.errors import JSON_TYPE, APIError, article_not_found, unsupported_language
-from app.http_cache import no_store
-from app.languages import LANGUAGE_SET
+from app.errors import JSON_TYPE, APIError, article_not_found
 from app.links import set_link
 from app.models import (
     CommentCount,
@@ -56,15 +55,6 @@ class Context:
         self.store = store
         self.article_exists = article_exists
         self.article_retracted = article_retracted
-
-    def begin(self, resp: falcon.Response, language: str, article_id: str | None = None) -> None:
-        """The first checks of every comment operation: the language, then (when given and
-        nothing else comes between) the article."""
-        no_store(resp)  # first, so that error responses are not cached either
-        if language not in LANGUAGE_SET:
-            raise unsupported_language(language)
-        if article_id is not None:
-            self.require_article(language, article_id)
 
     def require_article(self, language: str, article_id: str) -> None:
         if not self.article_exists(language, article_id):
@@ -108,7 +98,6 @@ class CommentsResource(_ContextResource):
         self, req: falcon.Request, resp: falcon.Response, language: str, article_id: str
     ) -> None:
         ctx = self.ctx
-        ctx.begin(resp, language)
         query = parse(req, CommentListQuery)
         ctx.require_article(language, article_id)
         total, comments = ctx.call(
@@ -128,7 +117,6 @@ class CommentsResource(_ContextResource):
         self, req: falcon.Request, resp: falcon.Response, language: str, article_id: str
     ) -> None:
         ctx = self.ctx
-        ctx.begin(resp, language)
         new = read_create(req, language, article_id)
         ctx.require_article(language, article_id)
         rate = RateLimit(
@@ -159,53 +147,43 @@ class CommentsResource(_ContextResource):
 class CommentResource(_ContextResource):
     """`/api/v1/{language}/articles/{article_id}/comments/{comment_id}`: get and delete."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
+    def on_get(
+        self,
+        req: falcon.Request,
+        resp: falcon.Response,
+        language: str,
+        article_id: str,
+        comment_id: str,
+    ) -> None:
         ctx = self.ctx
-        comment = ctx.call(ctx.store.get, *self._target(req, resp, path))
+        comment = ctx.call(ctx.store.get, *self._target(language, article_id, comment_id))
         if comment is None:
             _comment_not_found()
         _send(resp, comment.model_dump_json().encode())
 
     on_head = on_get
 
-    def on_delete(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
-        ctx = self.ctx
-        if not ctx.call(ctx.store.delete, *self._target(req, resp, path, admin=True)):
-            _comment_not_found()
-        resp.status = 204
-
-    def _target(
+    def on_delete(
         self,
         req: falcon.Request,
         resp: falcon.Response,
-        path: dict[str, str],
-        admin: bool = False,
-    ) -> tuple[str, str, str]:
-        """The checks before the store is asked, in order: language, the admin token, the
-        article, then whether the id could be one this service issued."""
-        language, article_id, comment_id = path["language"], path["article_id"], path["comment_id"]
+        language: str,
+        article_id: str,
+        comment_id: str,
+    ) -> None:
+        # Declared admin (app/routes.py): the token was checked before this runs.
         ctx = self.ctx
-        ctx.begin(resp, language)
-        if admin:
-            self._authorize(req)
-        ctx.require_article(language, article_id)
+        if not ctx.call(ctx.store.delete, *self._target(language, article_id, comment_id)):
+            _comment_not_found()
+        resp.status = 204
+
+    def _target(self, language: str, article_id: str, comment_id: str) -> tuple[str, str, str]:
+        """The checks before the store is asked: the article, then whether the id could be
+        one this service issued."""
+        self.ctx.require_article(language, article_id)
         if not plausible_id(comment_id):
             _comment_not_found()
         return language, article_id, comment_id
-
-    def _authorize(self, req: falcon.Request) -> None:
-        challenge = {"WWW-Authenticate": 'Bearer realm="comments"'}
-        token = self.ctx.settings.admin_token
-        if not token:
-            raise APIError(
-                401, "Comment deletion is disabled: NEWS_ADMIN_TOKEN is not set", challenge
-            )
-        scheme, _, given = (req.get_header("Authorization") or "").strip().partition(" ")
-        # compare_digest: the time taken must not reveal how much of the token matched.
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            given.strip().encode(), token.encode()
-        ):
-            raise APIError(401, "Invalid or missing admin token", challenge)
 
 
 class CountResource(_ContextResource):
@@ -214,7 +192,7 @@ class CountResource(_ContextResource):
     def on_get(
         self, req: falcon.Request, resp: falcon.Response, language: str, article_id: str
     ) -> None:
-        self.ctx.begin(resp, language, article_id)
+        self.ctx.require_article(language, article_id)
         count = self.ctx.call(self.ctx.store.count, language, article_id)
         body = CommentCount(article_id=article_id, language=Language(language), count=count)
         _send(resp, body.model_dump_json().encode())
@@ -229,13 +207,11 @@ class CountsResource(_ContextResource):
     """
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
-        self.ctx.begin(resp, language)
         self._answer(resp, language, parse(req, CommentCountsQuery).article_id)
 
     on_head = on_get
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
-        self.ctx.begin(resp, language)
         body: CommentCountsRequest = read_json(req, CommentCountsRequest)
         self._answer(resp, language, body.article_ids)
 

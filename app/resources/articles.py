@@ -1,9 +1,10 @@
 """The article and category operations (docs/api.md §2).
 
-Every responder follows the documented order of checks: language, then parameters,
-then existence. Each describes its body (app.delivery: envelope and runs of pre-serialised
-records, or a precomputed document) and app.delivery.send writes it in the negotiated
-encoding with its ETag, caching headers and surrogate keys.
+Every responder follows the documented order of checks: language (app.mount, from the
+route's `{language}`), then parameters, then existence. Each describes its body
+(app.delivery: envelope and runs of pre-serialised records, or a precomputed document) and
+app.delivery.send writes it in the negotiated encoding with its ETag, caching headers and
+surrogate keys.
 """
 
 from __future__ import annotations
@@ -19,21 +20,14 @@ from app.bundle.format import LOG_KIND
 from app.bundle.reader import LanguageData, ListPage, SearchPage, newest_updated
 from app.bundle.store import BundleStore
 from app.delivery import Body, Composed, Precomputed, send
-from app.errors import article_not_found, unsupported_language
+from app.errors import article_not_found
 from app.http_cache import CachePolicy
-from app.languages import LANGUAGE_SET
 from app.links import set_link
 from app.models import ArticleListQuery, LatestQuery, ListOrder, PageQuery, SearchQuery
 from app.whole_pages import WholePages
 
 # Part of every collection ETag: bump it when the envelope the server writes changes.
 _ENVELOPE_VERSION = "1"
-
-
-def _language(store: BundleStore, language: str) -> LanguageData:
-    if language not in LANGUAGE_SET:
-        raise unsupported_language(language)
-    return store.current().languages[language]
 
 
 def _collection_etag(data: LanguageData, *key: object) -> str:
@@ -44,34 +38,30 @@ def _collection_etag(data: LanguageData, *key: object) -> str:
 
 class BundleResource:
     """Resources that read the current bundle and send cacheable bytes (articles,
-    categories, feeds, sitemaps)."""
+    categories, feeds, sitemaps): the resources of the routes declared "public"
+    (app/routes.py), given the app's CachePolicy by app.mount."""
 
-    def __init__(
-        self, store: BundleStore, cache: CachePolicy, pages: WholePages | None = None
-    ) -> None:
+    cache: CachePolicy  # set by app.mount from the route's declaration
+
+    def __init__(self, store: BundleStore, pages: WholePages | None = None) -> None:
         self.store = store
-        self.cache = cache
         self.pages = pages  # whole-page compression of composed pages (app.whole_pages)
-
-    @property
-    def bundle_id(self) -> str:
-        return self.store.current().bundle_id
 
     def send_page(
         self,
         req: falcon.Request,
         resp: falcon.Response,
         data: LanguageData,
+        bundle_id: str,
         body: Composed,
         etag: str,
         depends: str,
         media_type: str | None = None,
         *,
-        bundle_id: str | None = None,
         last_modified: datetime | None = None,
     ) -> None:
-        """Send a page composed of records: kept whole once it is asked for again."""
-        bundle_id = self.bundle_id if bundle_id is None else bundle_id
+        """Send a page composed of records of `data` (of the bundle `bundle_id`): kept whole
+        once it is asked for again."""
         send(
             req,
             resp,
@@ -91,7 +81,8 @@ class ArticleCollection(BundleResource):
     """GET /api/v1/{language}/articles?page&page_size&category&from&to&order&fields"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
-        data = _language(self.store, language)
+        bundle = self.store.current()
+        data = bundle.languages[language]
         page = params.parse(req, ArticleListQuery)
         category = page.category or None  # empty means no filter
         first, last = page.date_range
@@ -110,7 +101,16 @@ class ArticleCollection(BundleResource):
             else keys.category_page(language, category)
         )
         etag = _collection_etag(data, *key)
-        self.send_page(req, resp, data, body, etag, depends, last_modified=newest_updated(runs))
+        self.send_page(
+            req,
+            resp,
+            data,
+            bundle.bundle_id,
+            body,
+            etag,
+            depends,
+            last_modified=newest_updated(runs),
+        )
 
     on_head = on_get
 
@@ -122,13 +122,23 @@ class LatestArticles(BundleResource):
     """GET /api/v1/{language}/articles/latest?limit"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
-        data = _language(self.store, language)
+        bundle = self.store.current()
+        data = bundle.languages[language]
         limit = params.parse(req, LatestQuery).limit
         runs = data.runs(0, min(limit, data.count))
         body = Composed("summaries", b"[", runs, b"]")
         etag = _collection_etag(data, "latest", limit)
         depends = keys.collection(language)
-        self.send_page(req, resp, data, body, etag, depends, last_modified=newest_updated(runs))
+        self.send_page(
+            req,
+            resp,
+            data,
+            bundle.bundle_id,
+            body,
+            etag,
+            depends,
+            last_modified=newest_updated(runs),
+        )
 
     on_head = on_get
 
@@ -138,7 +148,8 @@ class ArticleSearch(BundleResource):
     &highlight"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
-        data = _language(self.store, language)
+        bundle = self.store.current()
+        data = bundle.languages[language]
         page = params.parse(req, SearchQuery)
         q = page.q
         category = page.category or None
@@ -169,7 +180,16 @@ class ArticleSearch(BundleResource):
         set_link(req, resp, SearchQuery, page.page, page.page_size, total)
         etag = _collection_etag(data, *key)
         depends = keys.collection(language)
-        self.send_page(req, resp, data, body, etag, depends, last_modified=newest_updated(runs))
+        self.send_page(
+            req,
+            resp,
+            data,
+            bundle.bundle_id,
+            body,
+            etag,
+            depends,
+            last_modified=newest_updated(runs),
+        )
 
     on_head = on_get
 
@@ -180,7 +200,7 @@ class ArticleItem(BundleResource):
     def on_get(
         self, req: falcon.Request, resp: falcon.Response, language: str, article_id: str
     ) -> None:
-        data = _language(self.store, language)
+        data = self.store.current().languages[language]
         gid = data.find(article_id)
         if gid is None:
             notice = data.retracted.get(article_id)
@@ -206,7 +226,8 @@ class CorrectionsLog(BundleResource):
     """GET /api/v1/{language}/corrections?page&page_size"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
-        data = _language(self.store, language)
+        bundle = self.store.current()
+        data = bundle.languages[language]
         page = params.parse(req, PageQuery)
         log = data.corrections
         start = page.offset
@@ -214,7 +235,7 @@ class CorrectionsLog(BundleResource):
         body = Composed(LOG_KIND, params.LIST_HEAD, runs, params.list_tail(page, log.count))
         set_link(req, resp, PageQuery, page.page, page.page_size, log.count)
         etag = _collection_etag(data, "corrections", params.page_key(page), page.page_size)
-        self.send_page(req, resp, data, body, etag, keys.collection(language))
+        self.send_page(req, resp, data, bundle.bundle_id, body, etag, keys.collection(language))
 
     on_head = on_get
 
@@ -223,7 +244,7 @@ class Categories(BundleResource):
     """GET /api/v1/{language}/categories"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
-        data = _language(self.store, language)
+        data = self.store.current().languages[language]
         etag = _collection_etag(data, "categories")
         body = Precomputed(data.categories_encoded)
         send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)

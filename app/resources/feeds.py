@@ -23,8 +23,7 @@ from app.bundle.reader import SiteData
 from app.bundle.store import BundleStore
 from app.compression import IDENTITY, precompress
 from app.delivery import Composed, Whole, send, send_precomputed
-from app.errors import APIError, unsupported_language
-from app.http_cache import CachePolicy
+from app.errors import APIError
 from app.languages import LANGUAGE_SET
 from app.models import FeedQuery
 from app.public_urls import PublicUrls
@@ -50,13 +49,11 @@ def _etag(*parts: object) -> str:
 class Feed(BundleResource):
     """GET /api/v1/{language}/feed.{atom,rss,json}?category"""
 
-    def __init__(self, store: BundleStore, cache: CachePolicy, kind: str) -> None:
-        super().__init__(store, cache)
+    def __init__(self, store: BundleStore, kind: str) -> None:
+        super().__init__(store)
         self.kind = kind
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
-        if language not in LANGUAGE_SET:
-            raise unsupported_language(language)
         category = params.parse(req, FeedQuery).category or None  # empty means every category
         bundle = self.store.current()
         data = bundle.languages[language]
@@ -122,7 +119,7 @@ class Sitemap(BundleResource):
         body = Composed("sitemap", SITEMAP_HEAD, runs, SITEMAP_TAIL)
         etag = _etag("sitemap", data.content_hash, per_page, page)
         depends = keys.collection(language)
-        self.send_page(req, resp, data, body, etag, depends, XML, bundle_id=bundle.bundle_id)
+        self.send_page(req, resp, data, bundle.bundle_id, body, etag, depends, XML)
 
     on_head = on_get
 

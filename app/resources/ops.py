@@ -1,4 +1,7 @@
-"""Operational endpoints: /health, /ready, /openapi.json (docs/api.md §5)."""
+"""Operational endpoints: /health, /ready, /openapi.json (docs/api.md §5).
+
+/health and /ready are declared `no-store` in app/routes.py: app.mount sets the header.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,6 @@ import falcon
 import orjson
 
 from app.bundle.store import BundleStore
-from app.http_cache import no_store
 
 _HEALTHY = orjson.dumps({"status": "ok"})
 
@@ -17,7 +19,6 @@ class Health:
     """Liveness: the process answers."""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        no_store(resp)
         resp.data = _HEALTHY
 
     on_head = on_get
@@ -32,7 +33,6 @@ class Ready:
         self.comments_problem = comments_problem
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        no_store(resp)
         bundle = self.store.current()
         damage = self.store.damage_report()
         if damage is not None:

@@ -11,15 +11,18 @@ import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import falcon
 import pytest
 
-from app import errors, routes
+from app import errors
 from app.comments import CommentService, create_comment_service
 from app.comments.model import CommentStore
 from app.config import Settings
+from app.mount import mount
+from app.routes import ROUTES
 from tests.comments.support import (
     ADMIN_TOKEN,
     Client,
@@ -72,7 +75,10 @@ def build() -> Iterator[Callable[..., Client]]:
         services.append(service)
         app = falcon.App()
         errors.install(app)
-        routes.mount(app, service.resources(), partial=True)
+        # The comment routes need only the settings and the comment service of the shared
+        # parts (app.routes.Shared).
+        shared: Any = SimpleNamespace(settings=settings, comments=service)
+        mount(app, shared, [route for route in ROUTES if route.tag == "comments"])
         client = Client(app)
         client.service = service
         return client

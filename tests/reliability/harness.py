@@ -28,7 +28,7 @@ ADMIN_TOKEN = "rel-admin-7c1f9e2b5d"  # distinctive, so a grep of the logs canno
 
 def build_sample_bundle(out: Path) -> str:
     """The sample corpus, built by the real builder; returns the bundle id."""
-    from app.build.cli import build
+    from app.build.builder import build
 
     return build(SAMPLE_SRC, out)
 
@@ -37,7 +37,12 @@ def sample_article_ids(bundle_dir: Path, language: str = "en") -> list[str]:
     from app.bundle.reader import Bundle
 
     data = Bundle.load(bundle_dir).languages[language]
-    return [orjson.loads(data.article(i).tobytes())["id"] for i in range(data.count)]
+    runs = data.runs(0, data.count)
+    return [
+        orjson.loads(run.segment.record(i))["id"]
+        for run in runs
+        for i in range(run.start, run.stop)
+    ]
 
 
 # The hostile-input tests call a response a reply.

@@ -25,8 +25,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from app.build.install import damaged_objects, install
 from app.bundle import format as fmt
+from app.bundle.install import damaged_objects, install
 from tests.reliability.harness import wait_until
 from tests.server import REPO, Kind, Server
 

@@ -21,8 +21,9 @@ from urllib.parse import quote
 import orjson
 import pytest
 
-from app.build.cli import build
+from app.build.builder import build
 from app.bundle import format as fmt
+from app.bundle import versions
 from tests.helpers import bundle_object
 from tests.reliability.harness import (
     SAMPLE_SRC,
@@ -206,7 +207,7 @@ def _corrupt(bundle: Path) -> None:
 
 def _wrong_version(bundle: Path) -> None:
     manifest = orjson.loads((bundle / fmt.MANIFEST).read_bytes())
-    manifest["format_version"] = fmt.FORMAT_VERSION + 1
+    manifest["format_version"] = versions.FORMAT_VERSION + 1
     (bundle / fmt.MANIFEST).write_bytes(orjson.dumps(manifest))
 
 

@@ -52,7 +52,7 @@ def test_cached_arrays_are_read_only() -> None:
 def test_http_answers_the_same_from_the_cache(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from falcon.testing import TestClient
 
-    from app.build import cli
+    from app.build import builder
     from app.bundle.reader import Bundle
     from app.config import Settings
     from app.wsgi import create_app
@@ -63,7 +63,7 @@ def test_http_answers_the_same_from_the_cache(tmp_path) -> None:  # type: ignore
         good(f"a{i}", title=words[i % 4], content=" ".join(words[: i % 4 + 1])) for i in range(12)
     ]
     write_jsonl(tmp_path / "src" / "en.jsonl", records)
-    cli.build(tmp_path / "src", tmp_path / "out", jobs=1)
+    builder.build(tmp_path / "src", tmp_path / "out", jobs=1)
     app = create_app(Settings(bundle_dir=tmp_path / "out", comments_dsn="sqlite:///:memory:"))
     client = TestClient(app)
     fresh = Bundle.load(tmp_path / "out").languages["en"]

@@ -14,7 +14,7 @@ from falcon.testing import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.build import cli
+from app.build import builder
 from app.config import Settings
 from app.search.analyzers import CJK_CLASS, CJK_RUN_RE, get_analyzer, normalize
 from app.search.indexer import IndexDoc
@@ -159,7 +159,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
             field = {"title": text} if i < 3 else {"content": text}
             records.append(good(f"{language}-{i}", language=language, **({"title": "x"} | field)))
     write_jsonl(tmp / "src" / "a.jsonl", records)
-    cli.build(tmp / "src", tmp / "out", jobs=1)
+    builder.build(tmp / "src", tmp / "out", jobs=1)
     return tmp / "out", records
 
 

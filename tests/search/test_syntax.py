@@ -14,8 +14,9 @@ from falcon.testing import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.build import cli
-from app.bundle.reader import Bundle, LanguageData
+from app.build import builder
+from app.bundle.language import LanguageData, SearchPage
+from app.bundle.reader import Bundle
 from app.config import Settings
 from app.search.analyzers import get_analyzer
 from app.search.gaps import decode_gaps, encode_gaps
@@ -244,9 +245,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
     src, out = tmp / "src", tmp / "out"
     # Two files, two builds: the bundle has more than one segment per language.
     write_jsonl(src / "a.jsonl", records[::2])
-    cli.build(src, out, jobs=1)
+    builder.build(src, out, jobs=1)
     write_jsonl(src / "b.jsonl", records[1::2])
-    cli.build(src, out, jobs=1, merge="none")
+    builder.build(src, out, jobs=1, merge="none")
     return out, records
 
 
@@ -266,7 +267,7 @@ def test_bundle_set_properties(
     assert matches(data, f"{a} OR {b}") == ha | hb
     assert matches(data, f"{a} {b} OR {c}") == ha & (hb | hc)
     assert matches(data, f'"{a} {b}"') <= matches(data, f"{a} {b}")
-    total, _ = data.search(f"{a} OR {b}", 0, 5)
+    total = data.search_page(f"{a} OR {b}", SearchPage(), None, 0, 5)[0]
     assert total == len(ha | hb)
 
 

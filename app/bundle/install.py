@@ -4,8 +4,9 @@ Installs a bundle built elsewhere (CI) on an instance. Objects are content-addre
 only the ones DEST_DIR lacks are copied: a publish ships its new segments and generation
 files, kilobytes to megabytes, not the archive. Each copied object is hashed and must match
 its name; the new generation is then loaded and checked as a server would, and only then
-does `manifest.json` switch, by an atomic rename. The generation it replaces stays as
-`manifest.previous.json` (`--rollback` goes back to it). Unreferenced objects are deleted.
+does `manifest.json` switch, by the commit protocol the builder shares (app.bundle.commit):
+the generation it replaces stays as `manifest.previous.json` (`--rollback` goes back to it),
+and unreferenced objects are deleted.
 
 The same command repairs DEST: an object that is missing, or whose file is not the one
 verified.json recorded (truncated, rewritten, replaced), is copied again from SRC_BUNDLE and
@@ -23,14 +24,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
-from app.build.writer import OutputError, check_replaceable, output_lock
 from app.bundle import format as fmt
-from app.bundle.objects import ObjectStore, manifest_objects, write_atomically
+from app.bundle import manifest as manifests
+from app.bundle.commit import OutputError, check_replaceable, commit, output_lock, switch
+from app.bundle.manifest import Manifest, ManifestError
+from app.bundle.objects import ObjectEntry, ObjectStore
 from app.bundle.reader import Bundle, BundleError
 
-_CANDIDATE = ".tmp-manifest.candidate.json"
 _COPY_CHUNK = 1 << 20
 
 
@@ -43,14 +43,11 @@ class InstallReport:
     repaired: bool = False  # the served generation was already this one: only objects copied
 
 
-def _read(path: Path) -> dict:
+def _read(path: Path) -> Manifest:
     try:
-        manifest = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise BundleError(f"{path}: cannot read manifest ({exc})") from None
-    if not isinstance(manifest, dict) or manifest.get("format_version") != fmt.FORMAT_VERSION:
-        raise BundleError(f"{path}: not a bundle of format version {fmt.FORMAT_VERSION}")
-    return manifest
+        return manifests.read(path)
+    except ManifestError as exc:
+        raise BundleError(str(exc)) from None
 
 
 def damaged_objects(out: Path) -> list[str]:
@@ -64,18 +61,18 @@ def damaged_objects(out: Path) -> list[str]:
     verified = store.verified()
     return [
         name
-        for name, entry in sorted(manifest_objects(manifest).items())
+        for name, entry in sorted(manifest.objects.items())
         if not _intact(store, name, entry, verified.get(name))
     ]
 
 
-def _intact(store: ObjectStore, name: str, entry: dict[str, int], stamp: object) -> bool:
+def _intact(store: ObjectStore, name: str, entry: ObjectEntry, stamp: object) -> bool:
     """Here, of its size, and the very file that was hashed when it arrived."""
     try:
         st = store.path(name).stat()
     except OSError:
         return False
-    return st.st_size == entry["size"] and stamp == [st.st_ino, st.st_mtime_ns, st.st_size]
+    return st.st_size == entry.size and stamp == [st.st_ino, st.st_mtime_ns, st.st_size]
 
 
 def install(shipped: Path, out: Path, wait: float = 600.0, scrub: bool = False) -> InstallReport:
@@ -93,7 +90,7 @@ def install(shipped: Path, out: Path, wait: float = 600.0, scrub: bool = False) 
         copied: list[str] = []
         size = 0
         try:
-            for name, entry in sorted(manifest_objects(manifest).items()):
+            for name, entry in sorted(manifest.objects.items()):
                 if _intact(store, name, entry, verified.get(name)) and (
                     not scrub or _sha256(store.path(name)) == name
                 ):
@@ -109,14 +106,14 @@ def install(shipped: Path, out: Path, wait: float = 600.0, scrub: bool = False) 
                     raise BundleError(
                         f"{shipped}/{fmt.OBJECTS}/{name}: content does not match its name"
                     )
-                size += entry["size"]
+                size += entry.size
         except BaseException:
             for name in copied:  # leave DEST exactly as it was
                 store.path(name).unlink(missing_ok=True)
             raise
         current = out / fmt.MANIFEST
         new_bytes = (shipped / fmt.MANIFEST).read_bytes()
-        count = len(manifest_objects(manifest))
+        count = len(manifest.objects)
         if current.is_file() and current.read_bytes() == new_bytes:
             # Already serving exactly this: a repair at most. The manifest and the previous
             # generation (for rollback) stay; the workers reload the repaired objects.
@@ -124,22 +121,18 @@ def install(shipped: Path, out: Path, wait: float = 600.0, scrub: bool = False) 
                 store.record_verified(copied, set(verified))
                 Bundle.load(out)  # what a worker will do
             return InstallReport(
-                manifest["bundle_id"], count, len(copied), size, repaired=bool(copied)
+                manifest.bundle_id, count, len(copied), size, repaired=bool(copied)
             )
-        old = _read(current) if current.is_file() else None
-        keep = set(manifest_objects(manifest)) | set(manifest_objects(old or {}))
-        store.record_verified(copied, keep)
-        write_atomically(out / _CANDIDATE, new_bytes)
-        try:
-            bundle = Bundle.load(out, manifest_name=_CANDIDATE)  # what a worker will do
-        except BundleError:
-            (out / _CANDIDATE).unlink(missing_ok=True)
-            raise
-        if old is not None:
-            write_atomically(out / fmt.PREVIOUS_MANIFEST, current.read_bytes())
-        (out / _CANDIDATE).rename(current)  # the switch
-        store.collect_garbage(keep)
-        return InstallReport(bundle.bundle_id, count, len(copied), size)
+        commit(
+            out,
+            store,
+            new_bytes,
+            manifest,
+            previous=_read(current) if current.is_file() else None,
+            hashed=copied,
+            check=lambda name: Bundle.load(out, manifest_name=name),  # what a worker will do
+        )
+        return InstallReport(manifest.bundle_id, count, len(copied), size)
 
 
 def _sha256(path: Path) -> str:
@@ -157,10 +150,7 @@ def rollback(out: Path, wait: float = 600.0) -> str:
         if not previous.is_file():
             raise OutputError(f"{out} has no previous generation to roll back to")
         bundle = Bundle.load(out, manifest_name=fmt.PREVIOUS_MANIFEST)
-        current = (out / fmt.MANIFEST).read_bytes()
-        write_atomically(out / _CANDIDATE, previous.read_bytes())
-        write_atomically(previous, current)
-        (out / _CANDIDATE).rename(out / fmt.MANIFEST)
+        switch(out, previous.read_bytes())  # the served manifest becomes the previous
         return bundle.bundle_id
 
 

@@ -1,0 +1,574 @@
+"""The bundle builder: compiles source JSONL articles into a bundle directory
+(docs/publishing.md; its command line is app/build/cli.py).
+
+When the output already holds a bundle the build is incremental: unchanged source lines are
+recognised by their hash and kept, new and changed articles become a new segment, and an
+article whose line is gone is retracted. `--full` builds from scratch. Either way the result
+serves exactly what a from-scratch build of the same sources serves.
+
+A build writes every new object (fsynced), then commits its manifest by the protocol the
+installer shares (app.bundle.commit): the verified record, `manifest.json` by an atomic
+rename, then the build state; unreferenced objects are deleted last. Killed at any point, it
+leaves a servable bundle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import orjson
+
+from app import surrogate_keys
+from app.build import policy, retractions, stories
+from app.build.compile import compile_segment
+from app.build.generation import build_generation
+from app.build.merge import SegmentReader, merge_segments
+from app.build.site import build_site
+from app.build.sources import LINE_RECORD, NewArticle, NewArticles, Previous, scan
+from app.bundle import format as fmt
+from app.bundle import manifest as manifests
+from app.bundle import versions
+from app.bundle.commit import check_replaceable, commit, output_lock
+from app.bundle.manifest import Manifest, ManifestError
+from app.bundle.objects import ObjectEntry, ObjectStore, write_atomically
+from app.bundle.reader import BundleError, SortedIds, check_objects
+from app.languages import LANGUAGES
+from app.public_urls import PublicUrls
+from app.search import layout
+from app.search.analyzers import CJK_LANGUAGES
+
+# Articles per newly compiled segment: compiling 2,000 CJK articles peaks at about 550 MB
+# (numpy n-gram arrays), so two compiles in parallel and the builder stay under 2 GB.
+CHUNK_ARTICLES = {True: 2000, False: 10000}
+
+Merge = Literal["auto", "all", "none"]
+
+
+@dataclass
+class BuildReport:
+    bundle_id: str
+    incremental: bool
+    added: int = 0
+    replaced: int = 0
+    retracted: int = 0  # removed: their line is gone (404)
+    # retraction notices added, changed or withdrawn (docs/api.md §11: 410 with a notice)
+    retractions: int = 0
+    merged: int = 0  # segments written by merges
+    segments: dict[str, int] = field(default_factory=dict)
+    changed_languages: list[str] = field(default_factory=list)
+    changed_articles: dict[str, list[str]] = field(default_factory=dict)  # language -> ids
+    # language -> categories of the articles added, changed (old and new) or retracted
+    changed_categories: dict[str, list[str]] = field(default_factory=dict)
+    # What a CDN must purge after this publish (app.surrogate_keys, docs/delivery.md).
+    purge_keys: list[str] = field(default_factory=list)
+
+
+def purge_keys(report: BuildReport, site_changed: bool) -> list[str]:
+    """A full build may change any response: every language key and the site key. An
+    incremental one: each touched language's collections, the touched categories' pages, the
+    touched articles, and the site documents when their bytes changed."""
+    site = [surrogate_keys.SITE_KEY] if site_changed or not report.incremental else []
+    if not report.incremental:
+        return [*(surrogate_keys.language_key(language) for language in LANGUAGES), *site]
+    keys = []
+    for language in LANGUAGES:
+        if language not in report.changed_languages:
+            continue
+        keys.append(surrogate_keys.collection_key(language))
+        keys += [
+            surrogate_keys.category_key(language, c)
+            for c in report.changed_categories.get(language, [])
+        ]
+        keys += [
+            surrogate_keys.article_key(language, i)
+            # an id may be there twice: a withdrawn retraction is also a new article
+            for i in dict.fromkeys(report.changed_articles.get(language, []))
+        ]
+    return keys + site
+
+
+def _compile_job(
+    out: str,
+    language: str,
+    articles: list[NewArticle | stories.KeptArticle],
+    urls: PublicUrls,
+) -> tuple[dict, dict]:
+    store = ObjectStore(Path(out))
+    handles: dict[Path, Any] = {}
+    try:
+        records = []
+        for a in articles:
+            fh = None
+            if a.path is not None:  # a KeptArticle is read from the bundle, not a file
+                fh = handles.get(a.path) or handles.setdefault(a.path, open(a.path, "rb"))  # noqa: SIM115
+            records.append(a.read(fh))
+    finally:
+        for fh in handles.values():
+            fh.close()
+    files = compile_segment(language, records, [a.hash for a in articles], urls)
+    desc_files: dict[str, str] = {}
+    entries: dict[str, ObjectEntry] = {}
+    for name in sorted(files):
+        obj, entry = store.put(files[name])
+        desc_files[name] = obj
+        entries[obj] = entry
+    return {"docs": len(records), "files": desc_files}, entries
+
+
+def _merge_job(
+    out: str, language: str, inputs: list[tuple[dict[str, Any], np.ndarray]]
+) -> tuple[dict, dict]:
+    return merge_segments(ObjectStore(Path(out)), language, inputs)
+
+
+def _served_manifest(out: Path) -> Manifest | None:
+    """The manifest `out` serves, if this release can read it (else: build from scratch)."""
+    path = out / fmt.MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        return manifests.read(path)
+    except ManifestError as exc:
+        print(f"cannot build on {out} ({exc}): building from scratch")
+        return None
+
+
+def _reuse_problem(store: ObjectStore, manifest: Manifest) -> str | None:
+    """Why the segments of `manifest` cannot be reused, if they cannot: they are reused as
+    they are, so pieces compressed by another codec, or an index of another format or
+    analyser version, mean building from scratch, not mixing versions in one bundle."""
+    for meta in manifest.languages.values():
+        problem = versions.mismatch({"codec": meta.codec})
+        if problem:
+            return problem
+    try:
+        for meta in manifest.languages.values():
+            for desc in meta.segments:
+                index = orjson.loads(store.path(desc.files[layout.META]).read_bytes())
+                problem = versions.mismatch(
+                    {"index_format": index.get("format"), "analyzer": index.get("analyzer")}
+                )
+                if problem:
+                    return problem
+    except (OSError, ValueError, AttributeError):
+        return None  # damaged: _load_previous reports it and starts over
+    return None
+
+
+def _load_previous(store: ObjectStore, manifest: Manifest, out: Path) -> Previous:
+    """Line hashes, gids and ids of every served article, and the per-file build state."""
+    check_objects(out, manifest)  # BundleError: a damaged bundle is built again from scratch
+    keys, hashes, langs, gids = [], [], [], []
+    ids: dict[str, SortedIds] = {}
+    story_index: dict[str, SortedIds] = {}
+    retracted: dict[bytes, retractions.RetractedArticle] = {}
+    for li, language in enumerate(LANGUAGES):
+        entry = manifest.languages[language]
+        meta = entry.to_json()  # the build steps read a language entry in its JSON form
+        retracted.update((r.hash, r) for r in retractions.load(store, meta, language))
+        order = np.frombuffer(store.path(entry.files[fmt.ORDER]).read_bytes(), dtype="<u4")
+        lines = [SegmentReader(store, desc).raw(fmt.LINES) for desc in meta["segments"]]
+        all_lines = np.frombuffer(b"".join(lines), dtype=_HASH)
+        live = all_lines[order]
+        hashes.append(live)
+        keys.append(np.frombuffer(live.tobytes(), dtype="<u8")[::2])
+        langs.append(np.full(order.size, li, dtype=np.int64))
+        gids.append(order.astype(np.int64))
+        ids[language] = SortedIds(
+            *(
+                store.path(entry.files[name]).read_bytes()
+                for name in (fmt.IDS_BIN, fmt.IDS_OFF, fmt.IDS_GID)
+            )
+        )
+        story_index[language] = stories.load_story_index(store, meta)
+    key = np.concatenate(keys)
+    by_key = np.argsort(key, kind="stable")
+    files: dict[str, dict[str, Any]] = {}
+    try:
+        state = orjson.loads((out / fmt.BUILD_STATE).read_bytes())
+        if state.get("bundle_id") == manifest.bundle_id and state.get("manifest") == _digest(
+            out / fmt.MANIFEST
+        ):
+            for entry in state["files"]:
+                records = np.frombuffer(store.path(entry["lines"]).read_bytes(), dtype=LINE_RECORD)
+                files[entry["path"]] = {**entry, "lines": records}
+    except (FileNotFoundError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        files = {}  # no usable state: every file is read and hashed again
+    return Previous(
+        key[by_key],
+        np.concatenate(hashes)[by_key],
+        np.concatenate(langs)[by_key],
+        np.concatenate(gids)[by_key],
+        ids,
+        files,
+        {
+            language: sum(d.docs for d in manifest.languages[language].segments)
+            for language in LANGUAGES
+        },
+        story_index,
+        retracted,
+    )
+
+
+_HASH = np.dtype((np.void, fmt.LINE_HASH_BYTES))
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build(src: Path, out: Path, jobs: int | None = None, **options: Any) -> str:
+    """Build `src` into `out`; returns the bundle id (options: those of build_report). Raises
+    SourceError or OutputError, and in both cases `out` keeps serving what it served."""
+    return build_report(src, out, jobs, **options).bundle_id
+
+
+def build_report(
+    src: Path,
+    out: Path,
+    jobs: int | None = None,
+    *,
+    full: bool = False,
+    merge: Merge = "auto",
+    wait: float = 0.0,
+) -> BuildReport:
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    with output_lock(out, wait=wait):
+        check_replaceable(out)
+        store = ObjectStore(out)
+        existing = _served_manifest(out)
+        urls = PublicUrls.from_env()
+        manifest = None if full else existing
+        if manifest is not None:
+            problem = _reuse_problem(store, manifest)
+            if problem:
+                print(f"{out}: {problem}: building from scratch")
+                manifest = None
+        if manifest is not None and manifest.site.public_urls != urls.manifest():
+            # Feeds and sitemap fragments hold the public URLs: all are rendered again.
+            print(f"public URLs changed since {out} was built: building from scratch")
+            manifest = None
+        previous = Previous.empty()
+        if manifest is not None:
+            try:
+                previous = _load_previous(store, manifest, out)
+            except (OSError, ValueError, KeyError, TypeError, BundleError) as exc:
+                # The served bundle is damaged (a missing or truncated object): start over.
+                print(
+                    f"warning: cannot build on {out} ({exc}); building from scratch",
+                    file=sys.stderr,
+                )
+                manifest = None
+        # The build steps read the entries they build on in the manifest's JSON form.
+        served = None if manifest is None else manifest.to_json()
+        result = scan(src, previous)  # SourceError: nothing was written
+        story_plan = stories.plan(result, previous, store, served)  # SourceError too
+        store.create()
+        store.remove_temporaries()
+        report = BuildReport("", incremental=manifest is not None)
+
+        with _Workers(jobs) as executor:
+            entries = dict(existing.objects) if existing is not None else {}
+            languages = _plan_languages(
+                executor,
+                store,
+                out,
+                served,
+                result,
+                story_plan,
+                urls,
+                merge,
+                report,
+                entries,
+                full=manifest is None,
+            )
+        site, written = build_site(store, languages, urls, fmt.SITEMAP_PAGE_URLS)
+        entries.update(written)
+        new = Manifest.assemble(
+            {
+                language: manifests.language_entry(language, languages[language])
+                for language in LANGUAGES
+            },
+            manifests.site_entry(site),
+            entries,
+        )
+        report.bundle_id = new.bundle_id
+        for language, names in report.changed_categories.items():
+            report.changed_categories[language] = sorted(set(names))
+        site_changed = existing is None or existing.site.files != new.site.files
+        report.purge_keys = purge_keys(report, site_changed)
+        line_objects = {}
+        for entry in result.files:
+            obj, _ = store.put(result.lines[entry["path"]].tobytes())
+            line_objects[entry["path"]] = obj
+        data = manifests.serialise(new)
+        verified = store.verified()
+
+        def after_switch() -> None:
+            state = {
+                "bundle_id": new.bundle_id,
+                "manifest": hashlib.sha256(data).hexdigest(),
+                "files": [{**f, "lines": line_objects[f["path"]]} for f in result.files],
+            }
+            write_atomically(out / fmt.BUILD_STATE, orjson.dumps(state, option=orjson.OPT_INDENT_2))
+            if existing is None:
+                _remove_old_layout(out)
+
+        commit(
+            out,
+            store,
+            data,
+            new,
+            previous=existing,  # kept for rollback (install_bundle.py --rollback)
+            hashed=[o for o in {*new.objects, *line_objects.values()} if o not in verified],
+            keep=line_objects.values(),
+            after_switch=after_switch,
+        )
+        return report
+
+
+def _remove_old_layout(out: Path) -> None:
+    """A from-scratch build over a bundle of the previous format: its per-language
+    directories are not part of the new bundle."""
+    for language in LANGUAGES:
+        if (out / language).is_dir():
+            shutil.rmtree(out / language, ignore_errors=True)
+
+
+def _plan_languages(
+    executor: _Workers,
+    store: ObjectStore,
+    out: Path,
+    built_on: dict[str, Any] | None,
+    result: Any,
+    story_plan: stories.StoryPlan,
+    urls: PublicUrls,
+    merge: Merge,
+    report: BuildReport,
+    entries: dict[str, ObjectEntry],
+    *,
+    full: bool,
+) -> dict[str, dict[str, Any]]:
+    """New segments, merges and generations of every language, built on `built_on` (the JSON
+    form of the manifest built on, None from scratch); fills `entries` with the manifest
+    entries of the objects they write."""
+
+    def run(fn: Any, *args: Any, work: int) -> Any:
+        return executor.submit(fn, *args, work=work)
+
+    # 1. Compile new and changed articles into new segments, in list order, in chunks.
+    compiles: dict[str, list[Any]] = {lang: [] for lang in LANGUAGES}
+    for language in LANGUAGES:
+        pending = result.new.get(language, NewArticles())
+        translations = story_plan.new.get(language, {})
+        new: list[NewArticle | stories.KeptArticle] = [
+            pending.get(i, result.paths, language, translations.get(i, ()))
+            for i in pending.list_order()
+        ]
+        report.added += len(pending)
+        del pending
+        again = story_plan.again.get(language, [])
+        if again:  # served articles whose translations changed join the new segment
+            new = sorted([*new, *again], key=lambda a: (-a.published, a.id))
+        size = CHUNK_ARTICLES[language in CJK_LANGUAGES]
+        for start in range(0, len(new), size):
+            compiles[language].append(
+                run(_compile_job, str(out), language, new[start : start + size], urls, work=size)
+            )
+        report.changed_articles[language] = [a.id for a in new]
+        report.changed_categories[language] = []
+    # 2. Old segments with their deleted documents: every gid not kept is deleted.
+    segments: dict[str, list[dict[str, Any]]] = {}
+    deleted: dict[str, list[np.ndarray]] = {}
+    for language in LANGUAGES:
+        segments[language], deleted[language] = [], []
+        if built_on is None:
+            continue
+        meta = built_on["languages"][language]
+        order = np.frombuffer(store.path(meta["files"][fmt.ORDER]).read_bytes(), dtype="<u4")
+        live = result.kept[language]
+        kept = set(np.flatnonzero(live).tolist())
+        replaced = result.replaced.get(language, set())
+        report.replaced += len(replaced)
+        served = set(order.tolist())
+        retracted = served - kept - replaced
+        report.retracted += len(retracted)
+        base = 0
+        for desc in meta["segments"]:
+            segments[language].append(desc)
+            deleted[language].append(np.flatnonzero(~live[base : base + desc["docs"]]))
+            base += desc["docs"]
+        if served != kept:
+            report.changed_languages.append(language)
+        report.changed_articles[language] += [i for i in _ids_of(store, meta, retracted)]
+        report.changed_categories[language] += _categories_of(store, meta, retracted | replaced)
+    # Retraction notices: a new or changed one, or one withdrawn, changes the article's URL
+    # (410 or not), the corrections log, and (for a served article) its lists.
+    notices: dict[str, list[retractions.RetractedArticle]] = {}
+    for language in LANGUAGES:
+        lines = result.retractions.get(language, [])
+        notices[language] = [r for _, _, r, _ in lines]
+        now = {r.id: r for r in notices[language]}
+        before = (
+            {r.id: r for r in retractions.load(store, built_on["languages"][language], language)}
+            if built_on is not None
+            else {}
+        )
+        changed = sorted(
+            {i for i, r in now.items() if before.get(i) != r} | {i for i in before if i not in now}
+        )
+        report.retractions += len(changed)
+        if changed and built_on is not None:
+            report.changed_articles[language] += changed
+            if language not in report.changed_languages:
+                report.changed_languages.append(language)
+    for language in LANGUAGES:
+        for future in compiles[language]:
+            desc, written = future.result()
+            entries.update(written)
+            segments[language].append(desc)
+            deleted[language].append(np.zeros(0, dtype=np.int64))
+            report.changed_categories[language] += SegmentReader(store, desc).categories()
+        if compiles[language] and language not in report.changed_languages:
+            report.changed_languages.append(language)
+    # 3. Merges, as the policy says (a from-scratch build merges each language into one).
+    plans = {
+        language: policy.plan(
+            [d["docs"] for d in segments[language]],
+            [int(x.size) for x in deleted[language]],
+            "all" if full else merge,
+        )
+        for language in LANGUAGES
+    }
+    merges = {
+        language: [
+            (
+                group,
+                run(
+                    _merge_job,
+                    str(out),
+                    language,
+                    [(segments[language][i], deleted[language][i]) for i in group],
+                    work=sum(segments[language][i]["docs"] for i in group) // 4,
+                ),
+            )
+            for group in plans[language]
+        ]
+        for language in LANGUAGES
+    }
+    for language in LANGUAGES:
+        for group, future in reversed(merges[language]):
+            desc, written = future.result()
+            entries.update(written)
+            report.merged += 1
+            first = min(group)
+            for i in sorted(group, reverse=True):
+                del segments[language][i]
+                del deleted[language][i]
+            segments[language].insert(first, desc)
+            deleted[language].insert(first, np.zeros(0, dtype=np.int64))
+    # 4. Generations: each sorts every live article of its language (and renders its changed
+    # feeds), so on a large archive they run side by side in worker processes.
+    generations = {
+        language: executor.submit(
+            build_generation,
+            store,
+            language,
+            segments[language],
+            deleted[language],
+            urls,
+            None if built_on is None else built_on["languages"][language],
+            notices[language],
+            work=sum(int(desc["docs"]) for desc in segments[language]),
+        )
+        for language in LANGUAGES
+    }
+    languages = {}
+    for language in LANGUAGES:
+        meta, written = generations[language].result()
+        entries.update(written)
+        languages[language] = meta
+        report.segments[language] = len(segments[language])
+    return languages
+
+
+def _segments_holding(
+    store: ObjectStore, meta: dict[str, Any], gids: set[int]
+) -> Iterator[tuple[SegmentReader, list[int]]]:
+    """Each segment of a language that holds some of `gids`, with their local numbers."""
+    base = 0
+    for desc in meta["segments"]:
+        mine = [g - base for g in gids if base <= g < base + desc["docs"]]
+        if mine:
+            yield SegmentReader(store, desc), mine
+        base += desc["docs"]
+
+
+def _categories_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> list[str]:
+    out: list[str] = []
+    for reader, mine in _segments_holding(store, meta, gids):
+        categories = reader.categories()
+        out.extend(categories[i] for i in mine)
+    return out
+
+
+def _ids_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> list[str]:
+    out: list[str] = []
+    for reader, mine in _segments_holding(store, meta, gids):
+        ids = reader.ids()
+        out.extend(ids[i].decode("utf-8") for i in mine)
+    return sorted(out)
+
+
+class _Done:
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def result(self) -> Any:
+        return self.value
+
+
+class _Workers:
+    """Runs compiles and merges in worker processes when there is enough work to pay for
+    them, inline otherwise (a 100-article publish is faster without a pool).
+
+    Workers come from a forkserver started before any article is held in memory, so they do
+    not inherit (and the memory figures do not double-count) the builder's own state.
+    """
+
+    # Below this many articles a job runs inline.
+    INLINE = 1500
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> _Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def submit(self, fn: Any, *args: Any, work: int) -> Any:
+        if self.jobs <= 1 or work < self.INLINE:
+            return _Done(fn(*args))
+        if self._pool is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["app.build.builder"])
+            # A fresh worker per job: numpy's peak of one compile is not kept (as heap that
+            # the allocator does not return) through the next.
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.jobs, mp_context=context, max_tasks_per_child=1
+            )
+        return self._pool.submit(fn, *args)

@@ -1,0 +1,136 @@
+"""From the route table (app/routes.py) to Falcon: each route's resource made once, and
+what its declaration asks of every request applied around its responders.
+
+The checks run before the responder, in the documented order of every operation:
+`Cache-Control: no-store` for a "no-store" route (first, so that its errors carry it too),
+the language of a `{language}` path (400), then the bearer token of an admin operation
+(401). Which of them a responder needs is decided here, once: a responder that needs none
+is mounted as it is, and a request pays only for the checks of its own route.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from collections.abc import Callable, Iterable
+
+import falcon
+
+from app.errors import APIError, unsupported_language
+from app.languages import LANGUAGE_SET
+from app.resources.articles import BundleResource
+from app.routes import ROUTES, Route, Shared
+
+Responder = Callable[..., None]
+_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="comments"'}
+
+
+def _no_store(responder: Responder) -> Responder:
+    def no_store(req: falcon.Request, resp: falcon.Response, *fields: str, **params: str) -> None:
+        resp.set_header("Cache-Control", "no-store")
+        responder(req, resp, *fields, **params)
+
+    return no_store
+
+
+def _language(responder: Responder, fields: tuple[str, ...]) -> Responder:
+    """The language check before `responder`, whose path has these `fields`.
+
+    Falcon passes path fields by keyword; the article routes' wrappers hand them on by
+    position, so that the check costs what it cost inside each responder (no second dict
+    of keywords: measured per request, the same as the check it replaces)."""
+    if fields == ("language",):
+
+        def language_checked(req: falcon.Request, resp: falcon.Response, language: str) -> None:
+            if language not in LANGUAGE_SET:
+                raise unsupported_language(language)
+            responder(req, resp, language)
+
+        return language_checked
+    if fields == ("language", "article_id"):
+
+        def article_language_checked(
+            req: falcon.Request, resp: falcon.Response, language: str, article_id: str
+        ) -> None:
+            if language not in LANGUAGE_SET:
+                raise unsupported_language(language)
+            responder(req, resp, language, article_id)
+
+        return article_language_checked
+
+    def any_language_checked(req: falcon.Request, resp: falcon.Response, **params: str) -> None:
+        if params["language"] not in LANGUAGE_SET:
+            raise unsupported_language(params["language"])
+        responder(req, resp, **params)
+
+    return any_language_checked
+
+
+def _admin(responder: Responder, token: str | None) -> Responder:
+    """The bearer token of NEWS_ADMIN_TOKEN; without one, admin operations are disabled."""
+    if not token:
+
+        def disabled(req: falcon.Request, resp: falcon.Response, *_: str, **__: str) -> None:
+            raise APIError(
+                401, "Comment deletion is disabled: NEWS_ADMIN_TOKEN is not set", _CHALLENGE
+            )
+
+        return disabled
+    expected = token.encode()
+
+    def authorized(req: falcon.Request, resp: falcon.Response, *fields: str, **params: str) -> None:
+        scheme, _, given = (req.get_header("Authorization") or "").strip().partition(" ")
+        # compare_digest: the time taken must not reveal how much of the token matched.
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
+            raise APIError(401, "Invalid or missing admin token", _CHALLENGE)
+        responder(req, resp, *fields, **params)
+
+    return authorized
+
+
+def _responder_names(method: str) -> tuple[str, ...]:
+    """A GET also answers HEAD with the same responder (every resource has `on_head`)."""
+    return ("on_get", "on_head") if method == "get" else (f"on_{method}",)
+
+
+def _check_declared(route: Route, resource: object) -> None:
+    """The resource answers exactly the declared methods, and a "public" route's resource
+    sends through app.delivery.send (what gives it ETag, 304 and Cache-Control)."""
+    if route.cache == "public" and not isinstance(resource, BundleResource):
+        raise RuntimeError(f"{route.path}: a public route needs a BundleResource")
+    if not route.documented:
+        return
+    declared = {name for op in route.operations for name in _responder_names(op.method)}
+    present = {name for name in dir(resource) if name.startswith("on_")}
+    if declared != present:
+        raise RuntimeError(f"{route.path}: declared {sorted(declared)}, has {sorted(present)}")
+
+
+def mount(app: falcon.App, shared: Shared, routes: Iterable[Route] = ROUTES) -> None:
+    """Make each route's resource from `shared` and add it to `app`, its responders wrapped
+    in the checks its declaration asks for."""
+    for route in routes:
+        resource = route.make(shared)
+        _check_declared(route, resource)
+        if route.cache == "public":
+            assert isinstance(resource, BundleResource)
+            resource.cache = shared.cache
+        admin = {
+            name for op in route.operations if op.admin for name in _responder_names(op.method)
+        }
+        fields = tuple(re.findall(r"\{(\w+)\}", route.path))
+        language = "language" in fields
+        no_store = route.cache == "no-store"
+        for name in (name for name in dir(resource) if name.startswith("on_")):
+            if not (language or no_store or name in admin):
+                continue  # mounted as it is
+            responder: Responder = getattr(resource, name)
+            if name in admin:
+                responder = _admin(responder, shared.settings.admin_token)
+            if language:
+                responder = _language(responder, fields)
+            if no_store:
+                responder = _no_store(responder)
+            setattr(resource, name, responder)  # Falcon takes the instance's responders
+        # A literal segment beats a field in Falcon's router: "count" is never an id.
+        app.add_route(route.path, resource)
