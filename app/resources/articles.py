@@ -10,7 +10,6 @@ surrogate keys.
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
 
 import falcon
 
@@ -58,10 +57,11 @@ class BundleResource:
         depends: str,
         media_type: str | None = None,
         *,
-        last_modified: datetime | None = None,
+        dated: bool = False,
     ) -> None:
         """Send a page composed of records of `data` (of the bundle `bundle_id`): kept whole
-        once it is asked for again."""
+        once it is asked for again. `dated` pages of articles carry their newest record's
+        update time as Last-Modified."""
         send(
             req,
             resp,
@@ -73,7 +73,7 @@ class BundleResource:
             media_type,
             pages=self.pages,
             bundle_id=bundle_id,
-            last_modified=last_modified,
+            last_modified=newest_updated(body.runs) if dated else None,
         )
 
 
@@ -101,16 +101,7 @@ class ArticleCollection(BundleResource):
             else keys.category_page(language, category)
         )
         etag = _collection_etag(data, *key)
-        self.send_page(
-            req,
-            resp,
-            data,
-            bundle.bundle_id,
-            body,
-            etag,
-            depends,
-            last_modified=newest_updated(runs),
-        )
+        self.send_page(req, resp, data, bundle.bundle_id, body, etag, depends, dated=True)
 
     on_head = on_get
 
@@ -129,16 +120,7 @@ class LatestArticles(BundleResource):
         body = Composed("summaries", b"[", runs, b"]")
         etag = _collection_etag(data, "latest", limit)
         depends = keys.collection(language)
-        self.send_page(
-            req,
-            resp,
-            data,
-            bundle.bundle_id,
-            body,
-            etag,
-            depends,
-            last_modified=newest_updated(runs),
-        )
+        self.send_page(req, resp, data, bundle.bundle_id, body, etag, depends, dated=True)
 
     on_head = on_get
 
@@ -180,16 +162,7 @@ class ArticleSearch(BundleResource):
         set_link(req, resp, SearchQuery, page.page, page.page_size, total)
         etag = _collection_etag(data, *key)
         depends = keys.collection(language)
-        self.send_page(
-            req,
-            resp,
-            data,
-            bundle.bundle_id,
-            body,
-            etag,
-            depends,
-            last_modified=newest_updated(runs),
-        )
+        self.send_page(req, resp, data, bundle.bundle_id, body, etag, depends, dated=True)
 
     on_head = on_get
 
