@@ -25,7 +25,7 @@ from email.utils import format_datetime, parsedate_to_datetime
 import falcon
 
 from app import compression, whole_pages
-from app.bundle.reader import SEPARATORS, Run
+from app.bundle.segment import SEPARATORS, Run
 from app.compression import BR, GZIP, IDENTITY, ZSTD
 from app.errors import APIError
 from app.http_cache import CachePolicy, etag_matches

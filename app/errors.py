@@ -13,7 +13,7 @@ import falcon
 import orjson
 import pydantic
 
-from app.bundle.reader import BundleUnavailable
+from app.bundle.errors import BundleUnavailable
 
 JSON_TYPE = "application/json"
 

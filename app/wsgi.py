@@ -16,7 +16,7 @@ from typing import Any
 import falcon
 
 from app import errors
-from app.bundle.reader import BundleError
+from app.bundle.errors import BundleError
 from app.bundle.store import BundleStore
 from app.comments import create_comment_service
 from app.config import ConfigError, Settings

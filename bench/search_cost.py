@@ -56,7 +56,8 @@ sys.path.insert(0, str(BENCH))
 import harness  # noqa: E402
 import sections  # noqa: E402
 
-from app.bundle.reader import Bundle, SearchPage  # noqa: E402
+from app.bundle.language import SearchPage  # noqa: E402
+from app.bundle.reader import Bundle  # noqa: E402
 from app.search.query import is_plain  # noqa: E402
 
 PHRASE_LIMIT = 8  # docs/api.md section 7: more quoted phrases are a 422

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from app.build import builder, site
 from app.bundle import format as fmt
-from app.bundle.reader import SiteData
+from app.bundle.site import SiteData
 from app.config import Settings
 from app.languages import LANGUAGES
 from app.resources import feeds

@@ -39,9 +39,11 @@ from app.bundle import format as fmt
 from app.bundle import manifest as manifests
 from app.bundle import versions
 from app.bundle.commit import check_replaceable, commit, output_lock
+from app.bundle.errors import BundleError
+from app.bundle.id_index import SortedIds
 from app.bundle.manifest import Manifest, ManifestError
 from app.bundle.objects import ObjectEntry, ObjectStore, write_atomically
-from app.bundle.reader import BundleError, SortedIds, check_objects
+from app.bundle.reader import check_objects
 from app.languages import LANGUAGES
 from app.public_urls import PublicUrls
 from app.search import layout

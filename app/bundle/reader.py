@@ -26,17 +26,9 @@ import orjson
 
 from app.bundle import format as fmt
 from app.bundle.errors import BundleError, BundleUnavailable
-
-# `x as x`: defined in the module named, re-exported for modules that import it from here.
-from app.bundle.id_index import SortedIds as SortedIds
 from app.bundle.language import LanguageData
-from app.bundle.language import ListPage as ListPage
-from app.bundle.language import SearchPage as SearchPage
 from app.bundle.manifest import SITE, Manifest, ManifestError, parse
 from app.bundle.objects import ObjectEntry
-from app.bundle.segment import SEPARATORS as SEPARATORS
-from app.bundle.segment import Run as Run
-from app.bundle.segment import newest_updated as newest_updated
 from app.bundle.site import SiteData
 from app.languages import LANGUAGES
 

@@ -16,7 +16,8 @@ import falcon
 from app import params
 from app import surrogate_keys as keys
 from app.bundle.format import LOG_KIND
-from app.bundle.reader import LanguageData, ListPage, SearchPage, newest_updated
+from app.bundle.language import LanguageData, ListPage, SearchPage
+from app.bundle.segment import newest_updated
 from app.bundle.store import BundleStore
 from app.delivery import Body, Composed, Precomputed, send
 from app.errors import article_not_found

@@ -19,7 +19,7 @@ import falcon
 
 from app import params
 from app import surrogate_keys as keys
-from app.bundle.reader import SiteData
+from app.bundle.site import SiteData
 from app.bundle.store import BundleStore
 from app.compression import IDENTITY, precompress
 from app.delivery import Composed, Whole, send, send_precomputed
