@@ -26,6 +26,7 @@ import html
 import itertools
 import re
 import threading
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
@@ -180,7 +181,13 @@ class _Text:
     def fold(self, analyzer: Analyzer) -> tuple[str, Sequence[int] | None, Sequence[int] | None]:
         folded = self._fold
         if folded is None:
-            folded = self._fold = _fold(self.text, analyzer)
+            text, starts, ends = _fold(self.text, analyzer)
+            # Kept as machine integers: a list of them is 9 x the size.
+            folded = self._fold = (
+                text,
+                None if starts is None else array("I", starts),
+                None if ends is None else array("I", ends),
+            )
         return folded
 
 
