@@ -594,7 +594,7 @@ class LanguageData:
         if highlight:  # each record of the page decoded and marked (app/search/highlight.py)
             marker = Highlighter(self._analyzer, compiled.positive_texts)
             highlights = orjson.dumps(
-                [marker.highlight_record(run.segment.record(run.start)) for run in runs]
+                [marker.highlight(orjson.loads(run.segment.record(run.start))) for run in runs]
             )
         return total, runs, facets, highlights
 

@@ -14,10 +14,9 @@ index, and only for the query's positive terms (an excluded term is in no return
   is marked: ``经济`` marks ``經濟``, ``软件`` marks ``軟體``, ``경제`` marks the start of
   ``경제가``.
 
-What a query looks for in a text does not depend on the query: each text is analysed once,
-on first use (its words' spans by stem, its CJK fold), and the analysis is kept with the
-article's stored record, per worker, for the next page that returns it. A highlight is then
-a dictionary lookup per query stem, str.find per CJK run, slicing and one escape.
+The text is never re-analysed as a whole: words are looked up once each per request, CJK runs
+are found with str.find on the folded text, and a long content is scanned only up to its
+first match and then within the snippet's window.
 """
 
 from __future__ import annotations
@@ -25,12 +24,8 @@ from __future__ import annotations
 import html
 import itertools
 import re
-import threading
-from array import array
 from collections.abc import Sequence
 from typing import Any
-
-import orjson
 
 from app.search.analyzers import (
     CJK_RUN_RE,
@@ -51,32 +46,52 @@ Span = tuple[int, int]
 
 
 class Highlighter:
-    """The marks of one query in one language; one per request. What it looks up in a text
-    (word spans by stem, the CJK fold) belongs to the text, not to the query: it is made
-    once per text and kept with the article (_Text, _Article)."""
+    """The marks of one query in one language; one per request (it caches word verdicts)."""
 
     def __init__(self, analyzer: Analyzer, positive_texts: Sequence[str]) -> None:
         self.analyzer = analyzer
         words, runs = analyzer.query_parts(" ".join(positive_texts))
-        self.stems = tuple(dict.fromkeys(analyzer.stem_words(words))) if words else ()
+        self.stems = frozenset(analyzer.stem_words(words)) if words else frozenset()
         self.runs = tuple(dict.fromkeys(analyzer.fold_cjk(run) for run in runs))
+        self._verdicts: dict[str, bool] = {}
 
     # -- finding matches ------------------------------------------------------------------
 
-    def _word_spans(self, text: _Text) -> list[Span]:
-        """Every word of the text that analyses to a query stem, in text order."""
-        found = [spans for stem in self.stems if (spans := text.word_spans(self.analyzer, stem))]
-        if not found:
-            return []
-        if len(found) == 1:
-            return found[0]
-        return sorted(set().union(*found))  # a word with two query stems is one span
+    def _judge(self, token: str) -> bool:
+        """Whether a word of the text analyses to a query stem (the word is NFKC'd and case
+        folded, then split and accent-folded by the analyser, as the index does)."""
+        stems = _token_stems(self.analyzer, token)
+        verdict = any(stem in self.stems for stem in stems)
+        self._verdicts[token] = verdict
+        return verdict
 
-    def _cjk_spans(self, text: _Text) -> list[Span]:
-        """Every occurrence of a query run, as spans of the text."""
-        if not self.runs or text.ascii:
+    def _word_spans(self, text: str, start: int, stop: int, first_only: bool) -> list[Span]:
+        if not self.stems:
             return []
-        folded, starts, ends = text.fold(self.analyzer)
+        spans = []
+        verdicts = self._verdicts
+        for match in WORD_RE.finditer(text, start, stop):
+            verdict = verdicts.get(match.group())
+            if verdict is None:
+                verdict = self._judge(match.group())
+            if not verdict:
+                continue
+            a, b = match.span()
+            # A word cut by the window's edge is not a whole word: leave it unmarked.
+            if (a == start and a > 0 and WORD_RE.match(text, a - 1)) or (
+                b == stop and b < len(text) and WORD_RE.match(text, b)
+            ):
+                continue
+            spans.append((a, b))
+            if first_only:
+                break
+        return spans
+
+    def _cjk_spans(self, text: str) -> list[Span]:
+        """Every occurrence of a query run, as spans of `text`."""
+        if not self.runs or text.isascii():
+            return []
+        folded, starts, ends = _fold(text, self.analyzer)
         spans = []
         for run in self.runs:
             i = folded.find(run)
@@ -88,148 +103,31 @@ class Highlighter:
 
     def spans(self, text: str) -> list[Span]:
         """Sorted, disjoint spans of `text` to mark."""
-        return self._spans(_Text(text))
-
-    def _spans(self, text: _Text) -> list[Span]:
-        return _merge(self._word_spans(text) + self._cjk_spans(text))
+        return _merge(self._word_spans(text, 0, len(text), False) + self._cjk_spans(text))
 
     # -- output ---------------------------------------------------------------------------
 
     def snippet(self, summary: str, content: str) -> str:
-        return self._snippet(_Text(summary), _Text(content))
-
-    def _snippet(self, summary: _Text, content: _Text) -> str:
-        spans = self._spans(summary)
-        if spans or not content.text:
-            return _marked(summary.text, *_window(summary.text, spans))
+        spans = self.spans(summary)
+        if spans or not content:
+            return _marked(summary, *_window(summary, spans))
         cjk = _merge(self._cjk_spans(content))
-        words = self._word_spans(content)
-        firsts = cjk[:1] + words[:1]
+        words = self._word_spans(content, 0, len(content), True)
+        firsts = cjk[:1] + words
         if not firsts:  # matched in the title or tags only
-            return _marked(summary.text, *_window(summary.text, []))
-        text = content.text
-        start, stop = _bounds(text, *min(firsts))
-        # A word cut by the window's edge is not a whole word: only words inside are marked.
+            return _marked(summary, *_window(summary, []))
+        start, stop = _bounds(content, *min(firsts))
         inside = [s for s in cjk if start <= s[0] and s[1] <= stop]
-        inside += [s for s in words if start <= s[0] and s[1] <= stop]
-        return _marked(text, _merge(inside), start, stop)
+        spans = _merge(inside + self._word_spans(content, start, stop, False))
+        return _marked(content, spans, start, stop)
 
     def highlight(self, article: dict[str, Any]) -> dict[str, str]:
-        return self._highlight(_Article(article))
-
-    def highlight_record(self, record: bytes | memoryview) -> dict[str, str]:
-        """highlight() of an article's stored JSON record, whose analysis is kept per worker
-        (_ARTICLES): the same articles come back in many result pages."""
-        key = bytes(record)
-        article = _ARTICLES.get(key)
-        if article is None:
-            article = _Article(orjson.loads(key))
-            _ARTICLES.put(key, article)
-        return self._highlight(article)
-
-    def _highlight(self, article: _Article) -> dict[str, str]:
-        title = article.title
+        title = article["title"]
         return {
-            "id": article.id,
-            "title": _marked(title.text, self._spans(title), 0, len(title.text)),
-            "snippet": self._snippet(article.summary, article.content),
+            "id": article["id"],
+            "title": _marked(title, self.spans(title), 0, len(title)),
+            "snippet": self.snippet(article["summary"], article["content"]),
         }
-
-
-class _Text:
-    """One text and what any query looks up in it, made on first use: which of its distinct
-    words analyse to which stem, the spans of a stem's words (found when first asked for),
-    and its CJK fold."""
-
-    __slots__ = ("_fold", "_spans", "_surfaces", "ascii", "text")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.ascii = text.isascii()
-        self._surfaces: dict[str, list[str]] | None = None
-        self._spans: dict[str, list[Span]] = {}
-        self._fold: tuple[str, Sequence[int] | None, Sequence[int] | None] | None = None
-
-    def word_spans(self, analyzer: Analyzer, stem: str) -> list[Span]:
-        """Spans of the words whose analysis holds `stem`, in text order."""
-        spans = self._spans.get(stem)
-        if spans is not None:
-            return spans
-        surfaces = self._surfaces
-        if surfaces is None:
-            # Distinct words only (C-speed findall), each analysed once per worker.
-            surfaces = {}
-            for token in set(WORD_RE.findall(self.text)):
-                for each in set(_token_stems(analyzer, token)):
-                    surfaces.setdefault(each, []).append(token)
-            self._surfaces = surfaces
-        spans = []
-        text = self.text
-        for token in surfaces.get(stem, ()):
-            # Its occurrences that are whole words (no word character on either side).
-            size = len(token)
-            i = text.find(token)
-            while i >= 0:
-                j = i + size
-                if not (i and WORD_RE.match(text, i - 1)) and not WORD_RE.match(text, j):
-                    spans.append((i, j))
-                i = text.find(token, j)
-        spans.sort()
-        self._spans[stem] = spans
-        return spans
-
-    def fold(self, analyzer: Analyzer) -> tuple[str, Sequence[int] | None, Sequence[int] | None]:
-        folded = self._fold
-        if folded is None:
-            text, starts, ends = _fold(self.text, analyzer)
-            # Kept as machine integers: a list of them is 9 x the size.
-            folded = self._fold = (
-                text,
-                None if starts is None else array("I", starts),
-                None if ends is None else array("I", ends),
-            )
-        return folded
-
-
-class _Article:
-    __slots__ = ("content", "id", "summary", "title")
-
-    def __init__(self, article: dict[str, Any]) -> None:
-        self.id: str = article["id"]
-        self.title = _Text(article["title"])
-        self.summary = _Text(article["summary"])
-        self.content = _Text(article["content"])
-
-
-class _ArticleCache:
-    """Analysed articles by stored record (so a republished article is a new entry), at most
-    MAX_ARTICLES per worker, the least recently used leaving first."""
-
-    def __init__(self, max_articles: int) -> None:
-        self.max_articles = max_articles
-        self._entries: dict[bytes, _Article] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: bytes) -> _Article | None:
-        with self._lock:
-            article = self._entries.pop(key, None)
-            if article is not None:
-                self._entries[key] = article
-            return article
-
-    def put(self, key: bytes, article: _Article) -> None:
-        with self._lock:
-            self._entries[key] = article
-            while len(self._entries) > self.max_articles:
-                del self._entries[next(iter(self._entries))]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
-
-MAX_ARTICLES = 1024
-_ARTICLES = _ArticleCache(MAX_ARTICLES)
 
 
 # Stems of each text token, per language, shared by all requests of a worker: analysing a

@@ -1,6 +1,7 @@
-"""Today's highlighter, before the per-document analysis (app/search/highlight.py), kept
-unchanged as the oracle of tests/search/test_highlight_oracle.py: the new one must mark
-byte for byte what this one marks."""
+"""The highlighter as it was before its output escaping changed (app/search/highlight.py:
+one escape of the whole snippet), kept unchanged as the oracle of
+tests/search/test_highlight_oracle.py: the new one must mark byte for byte what this one
+marks."""
 
 from __future__ import annotations
 
