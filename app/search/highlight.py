@@ -243,13 +243,25 @@ def _window(text: str, spans: list[Span]) -> tuple[list[Span], int, int]:
 
 def _marked(text: str, spans: list[Span], start: int, stop: int) -> str:
     """text[start:stop] HTML-escaped, with each span (inside it) in <mark>."""
-    out = []
+    piece = text[start:stop]
+    if not spans:
+        return html.escape(piece)
+    if _OPEN in piece or _CLOSE in piece:  # the placeholders are the text's own: piece by piece
+        parts: list[str] = []
+        last = start
+        for a, b in spans:
+            parts += (html.escape(text[last:a]), "<mark>", html.escape(text[a:b]), "</mark>")
+            last = b
+        parts.append(html.escape(text[last:stop]))
+        return "".join(parts)
+    # Placeholders for the marks, then one escape of the whole (escaping does not touch them).
+    out: list[str] = []
     last = start
     for a, b in spans:
-        out.append(html.escape(text[last:a]))
-        out.append("<mark>")
-        out.append(html.escape(text[a:b]))
-        out.append("</mark>")
+        out += (text[last:a], _OPEN, text[a:b], _CLOSE)
         last = b
-    out.append(html.escape(text[last:stop]))
-    return "".join(out)
+    out.append(text[last:stop])
+    return html.escape("".join(out)).replace(_OPEN, "<mark>").replace(_CLOSE, "</mark>")
+
+
+_OPEN, _CLOSE = "\x00", "\x01"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -39,6 +40,12 @@ from app.sorted_bytes import SortedBytes
 # posting (or clearing one document slot) in the dense bincount pass; see _intersect.
 _PROBE_COST = 5
 _NONE = np.zeros(0, dtype=np.int64)
+# A word's decoded positions are kept (per index and worker) when they take at least
+# _KEEP_DECODED bytes, within _DECODED_BYTES of them an index (at most 8 x as many bytes
+# decoded: int64), the first kept leaving first: a phrase's cost was mostly decoding the
+# positions of its frequent words.
+_KEEP_DECODED = 4096
+_DECODED_BYTES = 2 << 20
 
 
 class Searcher:
@@ -129,6 +136,10 @@ class Searcher:
         self._wordpbase = self._array(files, layout.WORDPBASE, "I", nwords + 1)
         wordpos = self._array(files, layout.WORDPOS, "B", nword_positions)
         self._np_wordpos = np.frombuffer(wordpos, dtype=np.uint8)  # varint gaps (indexer)
+        # Decoded positions of frequent words, kept for the next phrase (_word_positions).
+        self._decoded: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
+        self._decoded_size = 0
+        self._decoded_lock = threading.Lock()
         # Spot checks of the array contents (cheap: no full scan at start-up).
         if self._wordpbase[0] != 0 or self._wordpbase[-1] != nword_positions:
             raise ValueError(f"search index for {language}: word position offsets do not match")
@@ -345,65 +356,87 @@ class Searcher:
         everything = Segment(self, np.arange(self.ndocs, dtype=np.uint32), _NONE)
         return search([everything], compile_query(query, self._analyzer), offset, limit)
 
+    def _word_phrase_mask(self, cand: np.ndarray, terms: list[int]) -> np.ndarray:
+        """Mask of the candidates where the word terms occur at consecutive positions. Every
+        candidate is in each term's postings already."""
+        return self._aligned(cand, [(t, i) for i, t in enumerate(terms)], self._word_positions)
+
+    def _run_positions(self, term: int, j: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """(positions per posting, the positions) of a trigram term's postings ``j`` (all of
+        them when None)."""
+        lo, hi = self._triptr[term], self._triptr[term + 1]
+        per_posting = self._np_tricount[lo:hi].astype(np.int64)
+        base = self._tripbase[term]
+        if j is None:
+            return per_posting, self._np_tripos[base : self._tripbase[term + 1]]
+        return _gather(per_posting, np.cumsum(per_posting) - per_posting + base, j, self._np_tripos)
+
+    def _word_positions(self, term: int, j: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The same for a word term, whose positions are varint-coded gaps: only the postings
+        asked for are decoded, except for a word with many positions (the frequent words that
+        most phrases hold), whose positions are all decoded once and kept for the next
+        phrase, within _DECODED_BYTES an index."""
+        lo, hi = self._ptr[term], self._ptr[term + 1]
+        start, stop = self._wordpbase[term], self._wordpbase[term + 1]
+        kept = self._decoded.get(term)
+        if kept is None and _KEEP_DECODED <= stop - start <= _DECODED_BYTES:
+            nbytes = self._np_wordcount[lo:hi].astype(np.int64)
+            positions, counts = decode_gaps(self._np_wordpos[start:stop], nbytes)
+            kept = (counts, np.cumsum(counts) - counts, positions, stop - start)
+            with self._decoded_lock:
+                while self._decoded and self._decoded_size + stop - start > _DECODED_BYTES:
+                    oldest = next(iter(self._decoded))
+                    self._decoded_size -= self._decoded.pop(oldest)[3]
+                self._decoded[term] = kept
+                self._decoded_size += stop - start
+        if kept is not None:
+            counts, first, positions, _ = kept
+            return (counts, positions) if j is None else _gather(counts, first, j, positions)
+        nbytes = self._np_wordcount[lo:hi].astype(np.int64)
+        if j is None:
+            data = self._np_wordpos[start:stop]
+        else:
+            nbytes, data = _gather(nbytes, np.cumsum(nbytes) - nbytes + start, j, self._np_wordpos)
+        positions, counts = decode_gaps(data, nbytes)
+        return counts, positions
+
     def _phrase_mask(self, cand: np.ndarray, covers: list[tuple[int, int]]) -> np.ndarray:
         """Mask of the candidates where every (trigram term, offset) of ``covers`` occurs at
         its offset from one start position, i.e. where the run they cover occurs. Every
         candidate is in each of those trigrams' postings already."""
-        return self._aligned(
-            cand,
-            covers,
-            (self._triptr, self._np_tridocs, self._np_tricount, self._tripbase, self._np_tripos),
-        )
+        return self._aligned(cand, covers, self._run_positions, trigrams=True)
 
-    def _word_phrase_mask(self, cand: np.ndarray, terms: list[int]) -> np.ndarray:
-        """Mask of the candidates where the word terms occur at consecutive positions. Every
-        candidate is in each term's postings already."""
-        return self._aligned(
-            cand,
-            [(t, i) for i, t in enumerate(terms)],
-            (self._ptr, self._np_docs, self._np_wordcount, self._wordpbase, self._np_wordpos),
-            varint=True,
-        )
-
-    @staticmethod
     def _aligned(
-        cand: np.ndarray, covers: list[tuple[int, int]], arrays: tuple, varint: bool = False
+        self,
+        cand: np.ndarray,
+        covers: list[tuple[int, int]],
+        read: Callable[[int, np.ndarray | None], tuple[np.ndarray, np.ndarray]],
+        trigrams: bool = False,
     ) -> np.ndarray:
         """Mask of the candidates where every (term, offset) of ``covers`` occurs at its offset
-        from one start position; arrays: (ptr, docs, count per posting, base per term,
-        positions) of a positional family; with varint, the counts are bytes and the
-        positions are varint-coded gaps (app.search.indexer.encode_gaps).
+        from one start position; ``read(term)`` gives the term's positions (per posting their
+        count and where they start, and the array they start in).
 
         The rarest term (fewest positions overall) goes first, and each next term's positions
         are read only for the candidates that still have a possible start."""
-        ptr, docs, npos, base, positions = arrays
+        ptr, docs, base = (
+            (self._triptr, self._np_tridocs, self._tripbase)
+            if trigrams
+            else (self._ptr, self._np_docs, self._wordpbase)
+        )
         shift = max(offset for _, offset in covers)  # keeps ``position - offset + shift`` >= 0
         covers = sorted(covers, key=lambda c: (base[c[0] + 1] - base[c[0]], c[1]))
         live = np.arange(cand.size, dtype=np.int64)  # candidates (indexes) still possible
         starts = np.zeros(0, dtype=np.int64)  # (candidate index << 32) + start + shift
         for n, (term, offset) in enumerate(covers):
             lo, hi = ptr[term], ptr[term + 1]
-            per_posting = npos[lo:hi].astype(np.int64)
-            if live.size == hi - lo:
-                # Every posting is a candidate (a frequent word): its positions are one slice.
-                counts = per_posting
-                data = positions[base[term] : base[term + 1]]
-            else:
-                # Where each posting's occurrences start: the term's base plus the counts
-                # before it.
-                j = np.searchsorted(docs[lo:hi], cand[live])
-                first = (np.cumsum(per_posting) - per_posting)[j] + base[term]
-                counts = per_posting[j]
-                at = np.repeat(first - (np.cumsum(counts) - counts), counts)
-                at += np.arange(at.size, dtype=np.int64)
-                data = positions[at]
+            # Every posting is a candidate (a frequent word): its positions are one slice.
+            j = None if live.size == hi - lo else np.searchsorted(docs[lo:hi], cand[live])
+            counts, data = read(term, j)
             # Ascending: indexes follow the candidates, positions ascend within a posting.
-            if varint:
-                keys, _ = decode_gaps(data, counts, (live << 32) + (shift - offset))
-            else:
-                keys = np.repeat(live << 32, counts)
-                keys += data
-                keys += shift - offset
+            keys = np.repeat(live << 32, counts)
+            keys += data
+            keys += shift - offset
             if n == 0:
                 starts = keys
             else:
@@ -461,6 +494,17 @@ class Searcher:
             else:
                 cand = cand[_lookup(self._np_docs[lo:hi], cand)[0]]
         return cand
+
+
+def _gather(
+    per_posting: np.ndarray, first: np.ndarray, j: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(entries per posting, the entries) of postings ``j``, whose entries start at
+    ``first`` in ``values``, ``per_posting`` of them each."""
+    counts = per_posting[j]
+    at = np.repeat(first[j] - (np.cumsum(counts) - counts), counts)
+    at += np.arange(at.size, dtype=np.int64)
+    return counts, values[at]
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import time
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from app.build import builder
 from app.bundle.language import LanguageData, SearchPage
 from app.bundle.reader import Bundle
 from app.config import Settings
+from app.search import searcher as searcher_module
 from app.search.analyzers import get_analyzer
 from app.search.gaps import decode_gaps, encode_gaps
 from app.search.indexer import IndexDoc
@@ -358,3 +360,26 @@ def test_or_scores_what_each_document_holds(
         else:
             assert score == data.scored(b)[position]
     assert data.scored(f"{a} -{b}") == {p: s for p, s in only_a.items() if p not in both}
+
+
+@PROPERTY
+@given(language=st.sampled_from(["en", "de", "fr"]), seed=seeds, pick=picks)
+def test_kept_decoded_positions_prove_as_the_varint_path(
+    language: str, seed: int, pick: list[int]
+) -> None:
+    """A word's positions decoded once and kept (app/search/searcher.py, _word_positions)
+    prove the same phrases as positions decoded per query, also while a small budget
+    evicts them."""
+    docs = corpus(seed, language)
+    a, b, c = words3(language, pick)
+    queries = [f'"{a} {b}"', f'"{a} {b} {c}"', f'"{b} {a}" OR "{c} {a}"', f'{c} -"{a} {b}"']
+    fresh = searcher_for(language, docs)
+    expected = [hits(fresh, q) for q in queries]
+    for keep, budget in ((0, 1 << 30), (0, 64)):
+        with (
+            patch.object(searcher_module, "_KEEP_DECODED", keep),
+            patch.object(searcher_module, "_DECODED_BYTES", budget),
+        ):
+            kept = searcher_for(language, docs)
+            for _ in range(2):  # decoded and kept, then read from what is kept
+                assert [hits(kept, q) for q in queries] == expected
