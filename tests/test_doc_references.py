@@ -96,6 +96,7 @@ def test_code_cites_only_docs_and_files_that_exist() -> None:
 EXTERNAL = frozenset(
     {
         "cProfile",
+        "close_graceful",
         "crc32_combine",
         "ensure_resource_availability",
         "ignored_auth",
