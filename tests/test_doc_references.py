@@ -92,7 +92,7 @@ def test_code_cites_only_docs_and_files_that_exist() -> None:
 
 
 # Names the docs give of other software (nginx directives, PostgreSQL settings, schemathesis
-# checks, Python's profiler, zlib), which the repository's code need not spell.
+# checks, Python's profiler, zlib, gunicorn), which the repository's code need not spell.
 EXTERNAL = frozenset(
     {
         "cProfile",
