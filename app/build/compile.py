@@ -5,7 +5,6 @@ All serialisation happens here, once: the server only slices these bytes.
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from datetime import UTC, datetime, timedelta
 
@@ -124,9 +123,7 @@ def compile_segment(
     files[fmt.SUMMARIES_BIN], files[fmt.SUMMARIES_OFF] = joined(summaries)
     files.update(compressed_pieces("articles", full))
     files.update(compressed_pieces("summaries", summaries))
-    files[fmt.ETAGS_BIN] = b"".join(
-        hashlib.blake2b(record, digest_size=fmt.ETAG_BYTES).digest() for record in full
-    )
+    files[fmt.ETAGS_BIN] = b"".join(fmt.content_digest(record) for record in full)
     files[fmt.SEG_IDS_BIN], files[fmt.SEG_IDS_OFF] = packed([a.id.encode() for a in ordered])
     files[fmt.STORIES_BIN], files[fmt.STORIES_OFF] = packed(
         [(a.story_id or "").encode() for a in ordered]

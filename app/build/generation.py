@@ -211,9 +211,7 @@ class _Feeds:
             for kind in FEED_FORMATS:
                 body = render_feed(kind, self.urls, self.language, category, articles, updated)
                 variants = {"identity": body, **precompress(body)}
-                ranges: dict[str, Any] = {
-                    "etag": hashlib.blake2b(body, digest_size=fmt.ETAG_BYTES).hexdigest()
-                }
+                ranges: dict[str, Any] = {"etag": fmt.content_digest(body).hex()}
                 for encoding in fmt.DOCUMENT_ENCODINGS:
                     ranges[encoding] = [len(blob), len(blob) + len(variants[encoding])]
                     blob += variants[encoding]

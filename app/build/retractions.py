@@ -139,7 +139,7 @@ def build_files(
     served = hashlib.blake2b(digest_size=16)
     for r in sorted(retractions, key=lambda r: r.id):
         body = r.notice()
-        etag = hashlib.blake2b(body, digest_size=fmt.ETAG_BYTES).hexdigest()
+        etag = fmt.content_digest(body).hex()
         variants = known.get(etag) or {"identity": body, **compression.precompress(body)}
         ranges = {}
         for encoding in fmt.DOCUMENT_ENCODINGS:

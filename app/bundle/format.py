@@ -85,6 +85,7 @@ A gid that is not in order.u32 is deleted (retracted, or replaced by a newer ver
 
 from __future__ import annotations
 
+import hashlib
 from typing import Final
 
 from app.search import layout
@@ -229,6 +230,15 @@ SITE_FILES: tuple[str, ...] = tuple(
 SITEMAP_PAGE_URLS = 50_000
 
 ETAG_BYTES = 16
+
+
+def content_digest(body: bytes | memoryview) -> bytes:
+    """The digest behind every stored body's ETag: an article record's (etags.bin holds it
+    raw), a feed's and a retraction notice's (their entries hold it as hex), a site
+    document's. One recipe, so the same bytes always carry the same tag."""
+    return hashlib.blake2b(body, digest_size=ETAG_BYTES).digest()
+
+
 LINE_HASH_BYTES = 16
 OFFSET_TYPECODE: Final = "Q"  # uint64, little-endian on every platform we run on (checked at load)
 POSITION_TYPECODE: Final = "I"  # uint32

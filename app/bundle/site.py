@@ -3,7 +3,6 @@ and the news sitemap, precompressed, and what the sitemaps were built with."""
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -74,4 +73,4 @@ class SiteData:
 
 
 def _quoted(body: bytes | memoryview) -> str:
-    return f'"{hashlib.blake2b(body, digest_size=fmt.ETAG_BYTES).hexdigest()}"'
+    return f'"{fmt.content_digest(body).hex()}"'
