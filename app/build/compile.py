@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import orjson
 
 from app import compression, models
-from app.build.records import SAME_FIELDS, Article
+from app.build.records import Article, to_wire
 from app.bundle import format as fmt
 from app.public_urls import PublicUrls
 from app.search.indexer import IndexDoc, build_index
@@ -22,26 +22,12 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
 
-def _wire(a: Article) -> models.Article:
-    # Built without validation: parse_record validated every field from this same model.
-    return models.Article.model_construct(
-        **{name: getattr(a, name) for name in SAME_FIELDS},
-        language=models.Language(a.language),
-        tags=list(a.tags),
-        published_at=a.published,
-        updated_at=a.updated,
-        translations=dict(a.translations),
-        provenance=a.provenance,
-        corrections=list(a.corrections),
-    )
-
-
 def article_json(a: Article) -> bytes:
-    return _wire(a).model_dump_json().encode()
+    return to_wire(a).model_dump_json().encode()
 
 
 def summary_json(a: Article) -> bytes:
-    wire = _wire(a)
+    wire = to_wire(a)
     fields = {name: getattr(wire, name, None) for name in models.ArticleSummary.model_fields}
     fields["ai_generated"] = a.provenance.ai_generated
     return models.ArticleSummary.model_construct(**fields).model_dump_json().encode()

@@ -22,8 +22,9 @@ NESTED_FIELDS = frozenset({"provenance", "corrections", "retracted"})
 
 
 # Fields the `Article` record and the wire model `app.models.Article` hold alike; the others
-# differ in type (language, tags) or name (published/updated hold datetimes).
-SAME_FIELDS = ("id", "title", "summary", "content", "category", "author", "image_url")
+# differ in type (language, tags) or name (published/updated hold datetimes). `from_wire` and
+# `to_wire` are the only crossings between the two shapes.
+_SAME_FIELDS = ("id", "title", "summary", "content", "category", "author", "image_url")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,17 +91,57 @@ def parse_record(record: Any, source: str) -> Article:
     updated = valid.updated_at
     if corrections and corrections[-1].at > updated:
         updated = corrections[-1].at  # a correction updates the article
-    return Article(
-        **{name: getattr(valid, name) for name in SAME_FIELDS},
-        language=valid.language.value,
-        tags=tuple(valid.tags),
-        published=valid.published_at,
-        updated=updated,
+    return from_wire(
+        valid,
         source=source,
         story_id=valid.story_id,
+        updated=updated,
         provenance=valid.provenance.wire(),
         corrections=corrections,
         retracted=valid.retracted,
+    )
+
+
+def from_wire(
+    wire: models.Article,
+    *,
+    source: str,
+    story_id: str | None,
+    updated: datetime | None = None,
+    translations: tuple[tuple[str, str], ...] = (),
+    provenance: models.Provenance | None = None,
+    corrections: tuple[models.Correction, ...] | None = None,
+    retracted: models.Retraction | None = None,
+) -> Article:
+    """The builder's record of a wire Article (a validated source line, or an Article JSON
+    read back from the bundle); what the wire model does not hold is given."""
+    return Article(
+        **{name: getattr(wire, name) for name in _SAME_FIELDS},
+        language=wire.language.value,
+        tags=tuple(wire.tags),
+        published=wire.published_at,
+        updated=wire.updated_at if updated is None else updated,
+        source=source,
+        story_id=story_id,
+        translations=translations,
+        provenance=wire.provenance if provenance is None else provenance,
+        corrections=tuple(wire.corrections) if corrections is None else corrections,
+        retracted=retracted,
+    )
+
+
+def to_wire(a: Article) -> models.Article:
+    """The wire Article of a record, built without validation: `parse_record` validated every
+    field from this same model."""
+    return models.Article.model_construct(
+        **{name: getattr(a, name) for name in _SAME_FIELDS},
+        language=models.Language(a.language),
+        tags=list(a.tags),
+        published_at=a.published,
+        updated_at=a.updated,
+        translations=dict(a.translations),
+        provenance=a.provenance,
+        corrections=list(a.corrections),
     )
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from app import models
-from app.build.records import SAME_FIELDS, Article, SourceError
+from app.build.records import Article, SourceError, from_wire
 from app.build.sources import Previous, Scan
 from app.bundle import format as fmt
 from app.bundle.id_index import SortedIds
@@ -43,17 +43,8 @@ class KeptArticle:
 
     def read(self, fh: Any) -> Article:
         wire = models.Article.model_validate_json(self.json)
-        return Article(
-            **{name: getattr(wire, name) for name in SAME_FIELDS},
-            language=wire.language.value,
-            tags=tuple(wire.tags),
-            published=wire.published_at,
-            updated=wire.updated_at,
-            source=f"bundle:{self.id}",
-            story_id=self.story_id,
-            translations=self.translations,
-            provenance=wire.provenance,
-            corrections=tuple(wire.corrections),
+        return from_wire(
+            wire, source=f"bundle:{self.id}", story_id=self.story_id, translations=self.translations
         )
 
 
