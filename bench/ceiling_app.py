@@ -3,11 +3,18 @@ fixed, pre-serialised article. Served by the same server and worker count as ``a
 its throughput is the most the real app could reach with Falcon on that server.
 
     gunicorn --pythonpath bench ceiling_app:app
+
+With ``CEILING_SAME_BYTES=DIR`` (the real app's answers saved as nginx serves them:
+bench/harness/nginx.py), it answers each URL with the real app's body for that URL instead,
+looked up in a dict: Falcon's cost for the same bytes, so that a gap to the real app is the
+app's own work and not the size of its answers.
 """
 
 from __future__ import annotations
 
+import os
 import random
+from pathlib import Path
 
 import falcon
 import gen_corpus
@@ -35,9 +42,30 @@ class Fixed:
         resp.cache_control = ("public", "max-age=60")
 
 
+class SameBytes:
+    """The real app's saved body for the request's URL; headers as `Fixed`."""
+
+    def __init__(self, root: Path) -> None:
+        self.bodies: dict[str, bytes] = {}
+        for file in root.rglob("_*"):
+            # nginx's layout: "/$uri/_$args", $uri percent-decoded, $args raw.
+            path = "/" + file.parent.relative_to(root).as_posix()
+            query = file.name[1:]
+            self.bodies[path + (f"?{query}" if query else "")] = file.read_bytes()
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, **_params: str) -> None:
+        query = req.query_string
+        # /health and /ready (not saved) get the fixed body.
+        resp.data = self.bodies.get(req.path + (f"?{query}" if query else ""), BODY)
+        resp.content_type = falcon.MEDIA_JSON
+        resp.etag = ETAG
+        resp.cache_control = ("public", "max-age=60")
+
+
 def create_app() -> falcon.App:
     app = falcon.App()
-    fixed = Fixed()
+    same_bytes = os.environ.get("CEILING_SAME_BYTES")
+    fixed = SameBytes(Path(same_bytes)) if same_bytes else Fixed()
     # The real API's routes, so that routing costs what it costs in the real app.
     for route in (
         "/api/v1/{language}/articles",

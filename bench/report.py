@@ -134,22 +134,25 @@ def endpoint_table(r: Results) -> list[str]:
 
 def ratio_table(r: Results) -> list[str]:
     rows = [
-        "| server | real mix req/s | ceiling mix req/s | real / ceiling | real / nginx | "
-        "search / get | server CPU per mix request |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| server | real mix req/s | ceiling mix req/s | real / ceiling | same-bytes ceiling "
+        "mix req/s | real / same-bytes | real / nginx | search / get "
+        "| server CPU per mix request |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     static = r.rps("static", "nginx", "mix")
     for server in sorted(set(r.servers) | set(r.ceilings), key=SERVERS.index):
         real, ceil = r.rps("real", server, "mix"), r.rps("ceiling", server, "mix")
+        same = r.rps("same-bytes", server, "mix")
         search, get = r.rps("real", server, "search"), r.rps("real", server, "get")
         cpu = (r.get("real", server, "mix") or {}).get("server_cpu_us_per_req")
         rows.append(
             f"| {server} | {num(real)} | {num(ceil)} | {pct(real, ceil)} | "
+            f"{num(same) if same else ''} | {pct(real, same) if same else ''} | "
             f"{pct(real, static)} | {pct(search, get)} | "
             f"{f'{cpu:.0f} µs' if cpu else ''} |"
         )
     if static:
-        rows.append(f"| nginx (static files) | {num(static)} | | | 100% | | |")
+        rows.append(f"| nginx (static files) | {num(static)} | | | | | 100% | | |")
     return rows
 
 
@@ -353,7 +356,10 @@ def render(data: dict[str, Any], docs: Path) -> None:
         "## Ratios to the yardsticks",
         "",
         "The ceiling is `bench/ceiling_app.py`: Falcon answering every route with one fixed "
-        "pre-serialised article, under the same server and worker count. nginx serves the real "
+        "pre-serialised article (~3.5 KB), under the same server and worker count; the "
+        "same-bytes ceiling is that app answering each URL with the real app's saved body for it "
+        "(`CEILING_SAME_BYTES`, a dict lookup), so that the gap to it is the app's own work and "
+        "not the size of its answers (the mix averages ~57 KB). nginx serves the real "
         "app's own responses, fetched once and saved as files (`try_files`), with 2 workers and "
         "keep-alive. Server CPU is the CPU time of the server's processes divided by the "
         "requests answered.",

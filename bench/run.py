@@ -13,6 +13,7 @@ docs/benchmarks.md with a chart.
 from __future__ import annotations
 
 import argparse
+import http.client
 import importlib.util
 import json
 import sys
@@ -49,7 +50,7 @@ class Server:
     """One way of serving a WSGI app; ``command`` gets the target and the port."""
 
     name: str
-    app: str  # "real" or "ceiling"
+    app: str  # "real", "ceiling" or "same-bytes" (the ceiling app answering the real bytes)
     port: int = 0
     log: Path | None = None
 
@@ -64,6 +65,8 @@ class Server:
             prefix = "NEWS_WORKER_CLASS=sync "
         elif self.name == "gunicorn-gthread":
             prefix = f"NEWS_WORKER_CLASS=gthread NEWS_THREADS={opts.threads} "
+        if self.app == "same-bytes":
+            prefix = "CEILING_SAME_BYTES=$TMP/static " + prefix
         return prefix + shown(self.command(opts)).replace(str(self.port), "PORT")
 
     def env(self, opts: Options, bundle: Path, scratch: Path) -> dict[str, str]:
@@ -74,8 +77,10 @@ class Server:
             worker_class="gthread" if self.name == "gunicorn-gthread" else "sync",
             threads=opts.threads,
         )
-        if self.app == "ceiling":
+        if self.app != "real":
             env["PYTHONPATH"] = str(BENCH)
+        if self.app == "same-bytes":
+            env["CEILING_SAME_BYTES"] = str(scratch / "static")
         return env
 
 
@@ -151,6 +156,8 @@ def run_server(
             harness.wait_ready(server.port, proc, "/ready")
             info["validation"] = harness.prerender(server.port, harness.all_urls(files), nginx_root)
             log(f"  validation: {info['validation']['status']}")
+        elif server.app == "same-bytes":
+            same_bytes_check(server.port, files["mix"], scratch / "static")
         pids = harness.workers_of(proc)
         cpu_pids = [proc.pid, *pids]
         # Warm caches and all workers.
@@ -176,6 +183,18 @@ def run_server(
     finally:
         harness.stop(proc)
     return info, runs
+
+
+def same_bytes_check(port: int, urls: Path, root: Path) -> None:
+    """Every mix URL answers the real app's saved body (a URL not saved would get the fixed
+    article and measure the wrong bytes)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    for url in dict.fromkeys(urls.read_text().split()):
+        conn.request("GET", url)
+        resp = conn.getresponse()
+        if resp.read() != harness.static_file(root, url).read_bytes():
+            raise RuntimeError(f"same-bytes ceiling: {url} is not the real app's body")
+        conn.close()
 
 
 def run_nginx(
@@ -226,7 +245,9 @@ def run(opts: Options) -> dict[str, Any]:
             )
             log(f"app CPU per request, in-process: {result['app_cpu']}")
         rendered = False
-        for app_kind in ("real", "ceiling") if real_ok else ("ceiling",):
+        # The same-bytes ceiling answers with the real app's saved bodies (nginx's files).
+        kinds = ("real", "ceiling", "same-bytes") if real_ok else ("ceiling",)
+        for app_kind in kinds:
             for name in opts.servers:
                 server = Server(name, app_kind)
                 info, runs = run_server(
