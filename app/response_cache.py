@@ -152,8 +152,6 @@ class ResponseCache:
         size = len(body)
         if size > self.max_bytes // 16:
             return  # (a few large bodies must not push out many small ones)
-        metrics = self.metrics
-        log = None if metrics is None else metrics.answer_log(route, key[0], int(status[:3]))
         with self._lock:
             if self._bundle is not bundle:
                 self._bundle = bundle
@@ -167,6 +165,8 @@ class ResponseCache:
                     self._seen.clear()
                 self._seen.add(key)
                 return
+            metrics = self.metrics  # (its lock is never held while it takes this one)
+            log = None if metrics is None else metrics.answer_log(route, key[0], int(status[:3]))
             entry = _Entry(status, list(headers), bytes(body), log)
             old = self._entries.pop(key, None)
             if old is not None:
