@@ -157,7 +157,7 @@ def gzip_body(parts: Iterable[bytes | memoryview], identity: Iterable[bytes | me
 
 def precompress(body: bytes) -> dict[str, bytes]:
     """Every encoding of a whole static body (feeds, sitemaps, categories, one article),
-    for `app.delivery.send_precomputed`. Deterministic: same body, same bytes."""
+    sent as an `app.delivery.Precomputed` body. Deterministic: same body, same bytes."""
     return {
         GZIP: gzip_body([gzip_piece(body)], [body]),
         BR: precompress_br(body),

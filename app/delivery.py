@@ -49,7 +49,9 @@ class Composed:
 
 @dataclass(frozen=True, slots=True)
 class Precomputed:
-    """A whole body in every encoding it is sent in; `identity` is required."""
+    """A whole body in every encoding it is sent in; `identity` is required. For static
+    documents (feeds, sitemaps): `{"identity": body, **app.compression.precompress(body)}`,
+    usually mapped from the bundle."""
 
     variants: Mapping[str, bytes | memoryview]
 
@@ -244,31 +246,3 @@ def send(
         resp.data = pages.get(bundle_id, etag, encoding, lambda: assemble(body, IDENTITY))
     else:
         resp.data = assemble(body, encoding)
-
-
-def send_precomputed(
-    req: falcon.Request,
-    resp: falcon.Response,
-    variants: Mapping[str, bytes | memoryview],
-    etag: str,
-    cache: CachePolicy,
-    surrogate_keys: str,
-    codec: str,
-    media_type: str | None = None,
-    *,
-    repeatable: bool = True,
-) -> None:
-    """For whole static documents (feeds, sitemaps): `variants` is
-    `{"identity": body, **app.compression.precompress(body)}`, usually mapped from the bundle
-    (whose LanguageData.codec is `codec`); `media_type` e.g. "application/atom+xml"."""
-    send(
-        req,
-        resp,
-        Precomputed(variants),
-        etag,
-        cache,
-        surrogate_keys,
-        codec,
-        media_type,
-        repeatable=repeatable,
-    )

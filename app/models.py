@@ -10,11 +10,9 @@ Field order is the order keys appear in response bodies.
 
 from __future__ import annotations
 
-import functools
-import re
 import unicodedata
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
@@ -36,7 +34,7 @@ from pydantic_core import PydanticKnownError
 from app.bundle.format import MAX_ID_CHARS, RESERVED_IDS
 from app.languages import LANGUAGES
 from app.search.query import MAX_PHRASES, phrase_count
-from app.timestamps import format_timestamp, parse_timestamp
+from app.timestamps import date_bound_us, format_timestamp, parse_timestamp
 
 PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX = 20, 100
 LIMIT_DEFAULT, LIMIT_MAX = 10, 50
@@ -770,35 +768,6 @@ class Fields(StrEnum):
 
     full = "full"
     summary = "summary"
-
-
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_INSTANT = re.compile(r"(\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_DAY_US = 86_400_000_000
-
-
-@functools.lru_cache(maxsize=512)  # each value is checked, then used, several times a request
-def date_bound_us(value: str, *, end: bool) -> int:
-    """Microseconds since the epoch of a `from` (end=False) or `to` (end=True) value.
-
-    A date alone is its first (from) or last (to) microsecond, UTC. Published times are whole
-    microseconds, so finer fractions round inwards: `from` up, `to` down."""
-    if _DATE.fullmatch(value):
-        day = datetime.fromisoformat(value).replace(tzinfo=UTC)
-        start = (day - _EPOCH) // timedelta(microseconds=1)
-        return start + _DAY_US - 1 if end else start
-    match = _INSTANT.fullmatch(value)
-    if match is None:
-        raise ValueError("must be a date YYYY-MM-DD or an RFC 3339 timestamp with an offset")
-    head, fraction, offset = match.groups()
-    fraction = fraction or ""
-    instant = datetime.fromisoformat(f"{head}{'+00:00' if offset in 'Zz' else offset}")
-    micros = (instant - _EPOCH) // timedelta(microseconds=1)
-    micros += int(fraction[:6].ljust(6, "0"))
-    if not end and fraction[6:].strip("0"):
-        micros += 1
-    return micros
 
 
 def _bound(end: bool) -> Any:

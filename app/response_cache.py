@@ -21,14 +21,16 @@ What is kept, and when:
 - for one `Bundle` object: a publish, or damage found on disk (app.bundle.store), swaps the
   object, and the first request after the swap empties the cache.
 
-A hit is still counted by the metrics (`Metrics.count`, under the route it was kept from).
+A hit is still counted by the metrics, under the route it was kept from: it appends its
+seconds to the list `Metrics.answer_log` gave the entry for its labels, which the metrics'
+flusher reads (app/metrics.py).
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
+from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 import falcon
@@ -53,16 +55,19 @@ def mark_repeatable(req: falcon.Request) -> None:
 
 
 class _Entry:
-    __slots__ = ("body", "code", "headers", "route", "status")
+    __slots__ = ("body", "headers", "log", "status")
 
     def __init__(
-        self, status: str, headers: list[tuple[str, str]], body: bytes, route: str
+        self,
+        status: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        log: list[float] | None,  # Metrics.answer_log of its labels; None without metrics
     ) -> None:
         self.status = status
-        self.code = int(status[:3])
         self.headers = headers
         self.body = body
-        self.route = route
+        self.log = log
 
 
 class ResponseCache:
@@ -89,7 +94,6 @@ class ResponseCache:
         self._seen: set[Key] = set()
         self._size = 0
         self._lock = threading.Lock()
-        self.hits = 0  # tests and benchmarks
 
     @staticmethod
     def _key(env: dict[str, Any]) -> Key | None:
@@ -107,7 +111,7 @@ class ResponseCache:
         self, env: dict[str, Any], start_response: StartResponse, app: Callable[..., Any]
     ) -> Any:
         """Answer from the cache, or through `app` (Falcon), keeping what may repeat."""
-        started = time.perf_counter()
+        started = perf_counter()
         key = self._key(env)
         if key is None:
             return app(env, start_response)
@@ -115,11 +119,9 @@ class ResponseCache:
         if self._bundle is bundle:
             entry = self._entries.get(key)
             if entry is not None:
-                self.hits += 1
                 start_response(entry.status, list(entry.headers))
-                if self.metrics is not None:
-                    elapsed = time.perf_counter() - started
-                    self.metrics.count(entry.route, key[0], entry.code, elapsed)
+                if entry.log is not None:
+                    entry.log.append(perf_counter() - started)
                 return [entry.body]
         sent: list[Any] = []
 
@@ -163,7 +165,9 @@ class ResponseCache:
                     self._seen.clear()
                 self._seen.add(key)
                 return
-            entry = _Entry(status, list(headers), bytes(body), route)
+            metrics = self.metrics  # (its lock is never held while it takes this one)
+            log = None if metrics is None else metrics.answer_log(route, key[0], int(status[:3]))
+            entry = _Entry(status, list(headers), bytes(body), log)
             old = self._entries.pop(key, None)
             if old is not None:
                 self._size -= len(old.body)

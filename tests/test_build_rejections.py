@@ -295,3 +295,28 @@ def test_same_story_in_two_languages_is_one_story(tmp_path: Path) -> None:
     src = tmp_path / "src"
     write_jsonl(src / "a.jsonl", [good("a", story_id="s"), good("b", language="fr", story_id="s")])
     assert cli.main(["--src", str(src), "--out", str(tmp_path / "out")]) == 0
+
+
+def test_failure_reports_say_what_failed_and_that_out_is_unchanged(
+    tmp_path: Path, out_with_bundle: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The builder's and the installer's command lines end a failure the same way
+    (app.bundle.commit.report_unchanged): what failed, each problem indented, then the
+    untouched directory."""
+    from app.bundle import install
+
+    src = tmp_path / "src"
+    path = write_jsonl(src / "news.jsonl", [good("fine-1"), "not json"])
+    capsys.readouterr()
+    assert cli.main(["--src", str(src), "--out", str(out_with_bundle)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == f"build failed: 1 problem(s) in {src}"
+    assert len(lines) == 3 and lines[1].startswith(f"  {path}:2")
+    assert lines[2] == f"{out_with_bundle} was left unchanged."
+
+    before = tree_digest(out_with_bundle)
+    assert install.main([str(tmp_path / "no-bundle"), str(out_with_bundle)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("install failed: ") and len(lines) == 2
+    assert lines[1] == f"{out_with_bundle} was left unchanged."
+    assert tree_digest(out_with_bundle) == before

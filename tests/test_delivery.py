@@ -439,11 +439,11 @@ def test_other_compression_settings_rebuild_from_scratch(
     assert tag.endswith('-gzip.c0ffee"')
 
 
-def test_send_precomputed_serves_a_static_document() -> None:
-    """The facility feeds and sitemaps use: precompress at build time, send_precomputed."""
+def test_send_serves_a_precomputed_static_document() -> None:
+    """The facility feeds and sitemaps use: precompress at build time, send a Precomputed."""
     import falcon
 
-    from app.delivery import send_precomputed
+    from app.delivery import Precomputed, send
     from app.http_cache import CachePolicy
 
     body = b"<?xml version='1.0'?><feed>" + b"<entry>news</entry>" * 200 + b"</feed>"
@@ -451,10 +451,10 @@ def test_send_precomputed_serves_a_static_document() -> None:
 
     class Feed:
         def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-            send_precomputed(
+            send(
                 req,
                 resp,
-                variants,
+                Precomputed(variants),
                 '"feed-1"',
                 CachePolicy(5),
                 "lang-en list-en",

@@ -8,12 +8,16 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import falcon
 import pytest
 from falcon.testing import TestClient
+from prometheus_client import REGISTRY, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.metrics import Metrics
+from app.response_cache import App, ResponseCache, mark_repeatable
 from tests.server import Server
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -81,6 +85,77 @@ def test_answers_from_the_response_cache_are_counted_too(client: TestClient) -> 
         assert counted - value(before, total, **labels, status="200") == 5
         hist = "news_http_request_duration_seconds_count"
         assert value(after, hist, **labels) - value(before, hist, **labels) == 5
+
+
+class _Bundle:
+    def __init__(self, bundle_id: str) -> None:
+        self.bundle_id = bundle_id
+        self.damage: tuple[str, ...] = ()
+
+
+class _Store:
+    def __init__(self) -> None:
+        self.bundle = _Bundle("first")
+        self.on_swap: list[Callable[[Any], None]] = []
+
+    def current(self) -> _Bundle:
+        return self.bundle
+
+
+class _Sized:
+    """A repeatable answer of `size` bytes; counts the requests that reach it."""
+
+    calls = 0
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, size: int) -> None:
+        self.calls += 1
+        resp.data = b"x" * size
+        mark_repeatable(req)
+
+    on_head = on_get
+
+
+def test_every_answer_of_the_response_cache_is_counted_and_timed() -> None:
+    """Hits log their seconds on the list of their labels (Metrics.answer_log): none is lost
+    when its entry is evicted or the bundle changes, and the histogram puts each in its
+    bucket."""
+    store = _Store()
+    metrics = Metrics(store)  # type: ignore[arg-type]
+    cache = ResponseCache(store, metrics, max_bytes=16_000, max_entries=2)  # type: ignore[arg-type]
+    app = App(cache, middleware=[metrics])
+    sized = _Sized()
+    route = "/counted/{size:int}"
+    app.add_route(route, sized)
+    client = TestClient(app)
+    metrics.flush()
+    before = parse(generate_latest(REGISTRY).decode())
+    sent = 0
+    for round_ in range(3):
+        for size in (1, 2, 3):  # three answers, room for two: each round evicts
+            for _ in range(4):  # the first two reach the resource, the rest are hits
+                assert client.simulate_get(f"/counted/{size}").status_code == 200
+                assert client.simulate_head(f"/counted/{size}").status_code == 200
+                sent += 1
+        if round_ == 1:
+            store.bundle = _Bundle("second")  # empties the cache
+    assert 2 * sent - sized.calls > sent  # most of the GETs and HEADs were hits
+    slow = 0.003  # a hit that waited 3 ms (a busy worker): bucket le=0.005
+    metrics.answer_log(route, "GET", 200).append(slow)
+    metrics.flush()
+    after = parse(generate_latest(REGISTRY).decode())
+
+    def delta(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    hist = "news_http_request_duration_seconds"
+    for method, extra in (("GET", 1), ("HEAD", 0)):
+        count = sent + extra
+        assert delta("news_http_requests_total", route=route, method=method, status="200") == count
+        assert delta(f"{hist}_count", route=route, method=method) == count
+        assert delta(f"{hist}_bucket", route=route, method=method, le="+Inf") == count
+        assert delta(f"{hist}_bucket", route=route, method=method, le="0.005") == count
+        assert delta(f"{hist}_bucket", route=route, method=method, le="0.0025") == sent
+    assert slow < delta(f"{hist}_sum", route=route, method="GET") < slow + 0.001 * sent
 
 
 def test_bundle_id_and_age(client: TestClient, bundle: tuple[Path, str]) -> None:

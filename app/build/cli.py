@@ -12,7 +12,7 @@ import orjson
 
 from app.build.builder import Merge, build_report
 from app.build.records import SourceError
-from app.bundle.commit import OutputError
+from app.bundle.commit import OutputError, report_unchanged
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,14 +49,10 @@ def main(argv: list[str] | None = None) -> int:
             args.src, args.out, args.jobs, full=args.full, merge=merge, wait=args.wait
         )
     except SourceError as exc:
-        print(f"build failed: {len(exc.problems)} problem(s) in {args.src}", file=sys.stderr)
-        for problem in exc.problems:
-            print(f"  {problem}", file=sys.stderr)
-        print(f"{args.out} was left unchanged.", file=sys.stderr)
-        return 1
+        problems = f"{len(exc.problems)} problem(s) in {args.src}"
+        return report_unchanged("build", args.out, problems, exc.problems)
     except (OutputError, OSError) as exc:
-        print(f"build failed: {exc}\n{args.out} was left unchanged.", file=sys.stderr)
-        return 1
+        return report_unchanged("build", args.out, str(exc))
     kind = "incremental" if report.incremental else "full"
     print(
         f"built bundle {report.bundle_id} in {args.out} ({kind}, "

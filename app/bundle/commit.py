@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -35,6 +36,15 @@ CANDIDATE = ".tmp-manifest.candidate.json"
 
 class OutputError(Exception):
     """The bundle directory cannot be written or replaced."""
+
+
+def report_unchanged(action: str, out_dir: Path, reason: str, details: Iterable[str] = ()) -> int:
+    """What the builder's and the installer's command lines say when `action` stopped before
+    the commit point (step 4): the directory still serves its previous generation. Returns
+    the exit status, 1."""
+    lines = [f"{action} failed: {reason}", *(f"  {detail}" for detail in details)]
+    print("\n".join([*lines, f"{out_dir} was left unchanged."]), file=sys.stderr)
+    return 1
 
 
 def commit(

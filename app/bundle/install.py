@@ -26,7 +26,14 @@ from pathlib import Path
 
 from app.bundle import format as fmt
 from app.bundle import manifest as manifests
-from app.bundle.commit import OutputError, check_replaceable, commit, output_lock, switch
+from app.bundle.commit import (
+    OutputError,
+    check_replaceable,
+    commit,
+    output_lock,
+    report_unchanged,
+    switch,
+)
 from app.bundle.manifest import Manifest, ManifestError
 from app.bundle.objects import ObjectEntry, ObjectStore
 from app.bundle.reader import Bundle, BundleError
@@ -200,8 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         report = install(shipped, out, args.wait, scrub=args.scrub)
     except (BundleError, OutputError, OSError) as exc:
-        print(f"install failed: {exc}\n{out} was left unchanged.", file=sys.stderr)
-        return 1
+        return report_unchanged("install", out, str(exc))
     done = "repaired" if report.repaired else "installed"
     print(
         f"{done} bundle {report.bundle_id} in {out} in {time.monotonic() - started:.2f} s: "

@@ -144,46 +144,42 @@ class CommentsResource(_ContextResource):
         _send(resp, comment.model_dump_json().encode(), 201)
 
 
+CommentTarget = tuple[str, str, str]  # (language, article_id, comment_id)
+
+
+def _comment_target(
+    req: falcon.Request, resp: falcon.Response, resource: object, params: dict[str, Any]
+) -> None:
+    """The checks before the store is asked, for each of CommentResource's responders: the
+    article, then whether the id could be one this service issued. They come after the
+    language and the admin token (app.mount wraps the responders this hook is part of)."""
+    assert isinstance(resource, CommentResource)
+    target = params.pop("language"), params.pop("article_id"), params.pop("comment_id")
+    resource.ctx.require_article(target[0], target[1])
+    if not plausible_id(target[2]):
+        _comment_not_found()
+    params["target"] = target
+
+
+@falcon.before(_comment_target)
 class CommentResource(_ContextResource):
     """`/api/v1/{language}/articles/{article_id}/comments/{comment_id}`: get and delete."""
 
-    def on_get(
-        self,
-        req: falcon.Request,
-        resp: falcon.Response,
-        language: str,
-        article_id: str,
-        comment_id: str,
-    ) -> None:
+    def on_get(self, req: falcon.Request, resp: falcon.Response, target: CommentTarget) -> None:
         ctx = self.ctx
-        comment = ctx.call(ctx.store.get, *self._target(language, article_id, comment_id))
+        comment = ctx.call(ctx.store.get, *target)
         if comment is None:
             _comment_not_found()
         _send(resp, comment.model_dump_json().encode())
 
     on_head = on_get
 
-    def on_delete(
-        self,
-        req: falcon.Request,
-        resp: falcon.Response,
-        language: str,
-        article_id: str,
-        comment_id: str,
-    ) -> None:
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, target: CommentTarget) -> None:
         # Declared admin (app/routes.py): the token was checked before this runs.
         ctx = self.ctx
-        if not ctx.call(ctx.store.delete, *self._target(language, article_id, comment_id)):
+        if not ctx.call(ctx.store.delete, *target):
             _comment_not_found()
         resp.status = 204
-
-    def _target(self, language: str, article_id: str, comment_id: str) -> tuple[str, str, str]:
-        """The checks before the store is asked: the article, then whether the id could be
-        one this service issued."""
-        self.ctx.require_article(language, article_id)
-        if not plausible_id(comment_id):
-            _comment_not_found()
-        return language, article_id, comment_id
 
 
 class CountResource(_ContextResource):

@@ -1,11 +1,11 @@
 """Feeds and sitemaps (docs/delivery.md): compiled by the builder, sent as stored.
 
 Feeds, the sitemap index and the news sitemap are whole documents that the builder rendered
-and compressed in every coding: `app.delivery.send_precomputed` negotiates and sends one of
-them. A language's sitemap page is composed, like a list page, from per-article `<url>`
-records whose gzip and zstd pieces were also compressed at build time (`app.delivery.send`):
-a publish renders no page. Both paths set the per-coding ETag, Vary, Cache-Control and
-Surrogate-Key.
+and compressed in every coding: `app.delivery.send` negotiates and sends one of them, given
+as a `Precomputed` body. A language's sitemap page is composed, like a list page, from
+per-article `<url>` records whose gzip and zstd pieces were also compressed at build time
+(a `Composed` body): a publish renders no page. Both paths set the per-coding ETag, Vary,
+Cache-Control and Surrogate-Key.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from app import surrogate_keys as keys
 from app.bundle.site import SiteData
 from app.bundle.store import BundleStore
 from app.compression import IDENTITY, precompress
-from app.delivery import Composed, Whole, send, send_precomputed
+from app.delivery import Composed, Precomputed, Whole, send
 from app.errors import APIError
 from app.languages import LANGUAGE_SET
 from app.models import FeedQuery
@@ -77,7 +77,7 @@ class Feed(BundleResource):
             etag = _etag("feed", self.kind, data.content_hash, category)
             depends = keys.category_feed(language, category, known=False)
         media_type = MEDIA_TYPES[self.kind]
-        send_precomputed(req, resp, variants, etag, self.cache, depends, data.codec, media_type)
+        send(req, resp, Precomputed(variants), etag, self.cache, depends, data.codec, media_type)
 
     on_head = on_get
 
@@ -88,7 +88,7 @@ class SitemapIndex(BundleResource):
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         site = self.store.current().site
         variants, etag = site.sitemap_index
-        send_precomputed(req, resp, variants, etag, self.cache, keys.SITE_KEY, site.codec, XML)
+        send(req, resp, Precomputed(variants), etag, self.cache, keys.SITE_KEY, site.codec, XML)
 
     on_head = on_get
 
@@ -132,8 +132,8 @@ class Sitemap(BundleResource):
         variants, etag = site.news_sitemap
         count = site.news_window(int(clock() * 1_000_000) - NEWS_WINDOW_MICROS)
         if count == len(site.news_ends):
-            send_precomputed(
-                req, resp, variants, etag, self.cache, keys.SITE_KEY, site.codec, XML,
+            send(
+                req, resp, Precomputed(variants), etag, self.cache, keys.SITE_KEY, site.codec, XML,
                 repeatable=False,
             )  # fmt: skip
             return

@@ -105,7 +105,7 @@ def map_query(ctx: Any, query: dict[str, Any] | None) -> dict[str, Any] | None:
     still holds every other combination to a 2xx. The 422 itself is in the hostile table."""
     if not query or not isinstance(query.get("from"), str) or not isinstance(query.get("to"), str):
         return query
-    from app.models import date_bound_us
+    from app.timestamps import date_bound_us
 
     try:
         first = date_bound_us(query["from"], end=False)
