@@ -136,7 +136,7 @@ class Searcher:
         self._wordpbase = self._array(files, layout.WORDPBASE, "I", nwords + 1)
         wordpos = self._array(files, layout.WORDPOS, "B", nword_positions)
         self._np_wordpos = np.frombuffer(wordpos, dtype=np.uint8)  # varint gaps (indexer)
-        # Decoded positions of frequent words, kept for the next phrase (_word_positions).
+        # Position keys of frequent words, kept for the next phrase (_word_keys).
         self._decoded: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
         self._decoded_size = 0
         self._decoded_lock = threading.Lock()
@@ -358,8 +358,75 @@ class Searcher:
 
     def _word_phrase_mask(self, cand: np.ndarray, terms: list[int]) -> np.ndarray:
         """Mask of the candidates where the word terms occur at consecutive positions. Every
-        candidate is in each term's postings already."""
-        return self._aligned(cand, [(t, i) for i, t in enumerate(terms)], self._word_positions)
+        candidate is in each term's postings already.
+
+        Positions are global keys ``(document << 32) + position``, so a word's keys for
+        any set of documents are one sorted array (a kept word's are sliced, not rebuilt)
+        and adjacency is the intersection of two sorted arrays, with no per-candidate index.
+        The word with the fewest position bytes goes first; each next word is read only for
+        the documents that still have a possible start."""
+        shift = len(terms) - 1  # keeps ``key - offset + shift`` >= the document's own keys
+        base = self._wordpbase
+        order = sorted(range(len(terms)), key=lambda i: (base[terms[i] + 1] - base[terms[i]], i))
+        starts = _NONE
+        docs: np.ndarray | None = cand
+        for n, offset in enumerate(order):
+            # The first word's keys are exactly the candidates'; a next word's may hold others
+            # (the intersection with the starts drops them).
+            keys = self._word_keys(terms[offset], docs, exact=n == 0) + (shift - offset)
+            starts = keys if n == 0 else _intersect_sorted(starts, keys)
+            if not starts.size:
+                break
+            owner = starts >> 32
+            docs = owner[np.concatenate(([True], owner[1:] != owner[:-1]))]
+        mask = np.zeros(cand.size, dtype=bool)
+        if starts.size:
+            assert docs is not None
+            mask[np.searchsorted(cand, docs)] = True
+        return mask
+
+    def _word_keys(self, term: int, docs: np.ndarray | None, exact: bool = True) -> np.ndarray:
+        """Sorted keys ``(document << 32) + position`` of a word term's positions in
+        ``docs`` (sorted documents of its postings; all of them when None), read only. Unless
+        ``exact``, keys of other documents may be left in when most are asked.
+
+        A word with many positions (the frequent words that most phrases hold) has its keys
+        made once and kept for the next phrase, within _DECODED_BYTES an index; other words
+        are decoded per query for the documents asked only."""
+        lo, hi = self._ptr[term], self._ptr[term + 1]
+        start, stop = self._wordpbase[term], self._wordpbase[term + 1]
+        kept = self._decoded.get(term)
+        if kept is None and _KEEP_DECODED <= stop - start <= _DECODED_BYTES:
+            nbytes = self._np_wordcount[lo:hi].astype(np.int64)
+            owners = self._np_docs[lo:hi].astype(np.int64) << 32
+            keys, counts = decode_gaps(self._np_wordpos[start:stop], nbytes, owners)
+            kept = (counts, np.cumsum(counts) - counts, keys, stop - start)
+            with self._decoded_lock:
+                while self._decoded and self._decoded_size + stop - start > _DECODED_BYTES:
+                    oldest = next(iter(self._decoded))
+                    self._decoded_size -= self._decoded.pop(oldest)[3]
+                self._decoded[term] = kept
+                self._decoded_size += stop - start
+        postings = self._np_docs[lo:hi]
+        if kept is not None:
+            counts, first, keys, _ = kept
+            if docs is None or docs.size == hi - lo or (not exact and docs.size * 2 >= hi - lo):
+                # Most of the postings: every key (the caller's intersection drops the others).
+                return keys
+            if docs.size * 16 >= hi - lo:
+                # Many documents: one pass over the keys with a mask of the documents.
+                wanted = np.zeros(self.ndocs, dtype=bool)
+                wanted[docs] = True
+                return keys[wanted[keys >> 32]]
+            return _gather(counts, first, np.searchsorted(postings, docs), keys)[1]
+        nbytes = self._np_wordcount[lo:hi].astype(np.int64)
+        if docs is None or docs.size == hi - lo:
+            data, owners = self._np_wordpos[start:stop], postings
+        else:
+            j = np.searchsorted(postings, docs)
+            nbytes, data = _gather(nbytes, np.cumsum(nbytes) - nbytes + start, j, self._np_wordpos)
+            owners = postings[j]
+        return decode_gaps(data, nbytes, owners.astype(np.int64) << 32)[0]
 
     def _run_positions(self, term: int, j: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """(positions per posting, the positions) of a trigram term's postings ``j`` (all of
@@ -371,81 +438,28 @@ class Searcher:
             return per_posting, self._np_tripos[base : self._tripbase[term + 1]]
         return _gather(per_posting, np.cumsum(per_posting) - per_posting + base, j, self._np_tripos)
 
-    def _word_positions(self, term: int, j: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """The same for a word term, whose positions are varint-coded gaps: only the postings
-        asked for are decoded, except for a word with many positions (the frequent words that
-        most phrases hold), whose positions are all decoded once and kept for the next
-        phrase, within _DECODED_BYTES an index."""
-        lo, hi = self._ptr[term], self._ptr[term + 1]
-        start, stop = self._wordpbase[term], self._wordpbase[term + 1]
-        kept = self._decoded.get(term)
-        if kept is None and _KEEP_DECODED <= stop - start <= _DECODED_BYTES:
-            nbytes = self._np_wordcount[lo:hi].astype(np.int64)
-            positions, counts = decode_gaps(self._np_wordpos[start:stop], nbytes)
-            kept = (counts, np.cumsum(counts) - counts, positions, stop - start)
-            with self._decoded_lock:
-                while self._decoded and self._decoded_size + stop - start > _DECODED_BYTES:
-                    oldest = next(iter(self._decoded))
-                    self._decoded_size -= self._decoded.pop(oldest)[3]
-                self._decoded[term] = kept
-                self._decoded_size += stop - start
-        if kept is not None:
-            counts, first, positions, _ = kept
-            return (counts, positions) if j is None else _gather(counts, first, j, positions)
-        nbytes = self._np_wordcount[lo:hi].astype(np.int64)
-        if j is None:
-            data = self._np_wordpos[start:stop]
-        else:
-            nbytes, data = _gather(nbytes, np.cumsum(nbytes) - nbytes + start, j, self._np_wordpos)
-        positions, counts = decode_gaps(data, nbytes)
-        return counts, positions
-
     def _phrase_mask(self, cand: np.ndarray, covers: list[tuple[int, int]]) -> np.ndarray:
         """Mask of the candidates where every (trigram term, offset) of ``covers`` occurs at
         its offset from one start position, i.e. where the run they cover occurs. Every
-        candidate is in each of those trigrams' postings already."""
-        return self._aligned(cand, covers, self._run_positions, trigrams=True)
+        candidate is in each of those trigrams' postings already.
 
-    def _aligned(
-        self,
-        cand: np.ndarray,
-        covers: list[tuple[int, int]],
-        read: Callable[[int, np.ndarray | None], tuple[np.ndarray, np.ndarray]],
-        trigrams: bool = False,
-    ) -> np.ndarray:
-        """Mask of the candidates where every (term, offset) of ``covers`` occurs at its offset
-        from one start position; ``read(term)`` gives the term's positions (per posting their
-        count and where they start, and the array they start in).
-
-        The rarest term (fewest positions overall) goes first, and each next term's positions
-        are read only for the candidates that still have a possible start."""
-        ptr, docs, base = (
-            (self._triptr, self._np_tridocs, self._tripbase)
-            if trigrams
-            else (self._ptr, self._np_docs, self._wordpbase)
-        )
+        The rarest trigram (fewest positions overall) goes first, and each next one's
+        positions are read only for the candidates that still have a possible start."""
+        ptr, docs, base = self._triptr, self._np_tridocs, self._tripbase
         shift = max(offset for _, offset in covers)  # keeps ``position - offset + shift`` >= 0
         covers = sorted(covers, key=lambda c: (base[c[0] + 1] - base[c[0]], c[1]))
         live = np.arange(cand.size, dtype=np.int64)  # candidates (indexes) still possible
-        starts = np.zeros(0, dtype=np.int64)  # (candidate index << 32) + start + shift
+        starts = _NONE  # (candidate index << 32) + start + shift
         for n, (term, offset) in enumerate(covers):
             lo, hi = ptr[term], ptr[term + 1]
-            # Every posting is a candidate (a frequent word): its positions are one slice.
+            # Every posting is a candidate (a frequent trigram): its positions are one slice.
             j = None if live.size == hi - lo else np.searchsorted(docs[lo:hi], cand[live])
-            counts, data = read(term, j)
+            counts, data = self._run_positions(term, j)
             # Ascending: indexes follow the candidates, positions ascend within a posting.
             keys = np.repeat(live << 32, counts)
             keys += data
             keys += shift - offset
-            if n == 0:
-                starts = keys
-            else:
-                # Both sorted and duplicate-free: a stable sort (timsort) merges the two runs
-                # in linear time, and the equal neighbours are the intersection: measured
-                # 1.7x faster than binary-searching tens of thousands of keys.
-                both = np.concatenate((starts, keys))
-                both.sort(kind="stable")
-                starts = both[1:][both[1:] == both[:-1]]
+            starts = keys if n == 0 else _intersect_sorted(starts, keys)
             if not starts.size:
                 break
             owner = starts >> 32
@@ -494,6 +508,22 @@ class Searcher:
             else:
                 cand = cand[_lookup(self._np_docs[lo:hi], cand)[0]]
         return cand
+
+
+def _intersect_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Values in both sorted, duplicate-free int64 arrays, sorted. A much shorter array is
+    binary-searched in the longer one; otherwise a stable sort (timsort) merges the two runs
+    in linear time and the equal neighbours are the intersection."""
+    if a.size > b.size:
+        a, b = b, a
+    if not a.size:
+        return a
+    if a.size * 32 < b.size:
+        at = np.minimum(np.searchsorted(b, a), b.size - 1)
+        return a[b[at] == a]
+    both = np.concatenate((a, b))
+    both.sort(kind="stable")
+    return both[1:][both[1:] == both[:-1]]
 
 
 def _gather(
