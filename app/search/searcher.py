@@ -271,6 +271,18 @@ class Searcher:
         phrases = [[self._word_term(w.encode("utf-8")) for w in p] for p in part.word_phrases]
         if not lookup.complete or any(min(p) < 0 for p in phrases):
             return _NONE
+        if self._from_keys(part, phrases, lookup, cand):
+            # Only phrases of words whose keys are kept: their proofs find the documents
+            # themselves (holding the words is implied), then the given ones are kept.
+            found: np.ndarray | None = None
+            for terms in sorted(phrases, key=self._word_cost):
+                found = self._word_phrase_docs(terms, found)
+                if not found.size:
+                    return _NONE
+            assert found is not None
+            if cand is not None:
+                found = found[_lookup(cand, found)[0]] if cand.size else _NONE
+            return found if skip is None else found[~skip[found]]
         triptr = self._triptr
         ranges = sorted(set(lookup.ranges), key=lambda r: (r[1] - r[0], r))
         filters = sorted(
@@ -299,6 +311,25 @@ class Searcher:
                 break
             cand = cand[prove(cand)]
         return cand
+
+    def _from_keys(
+        self, part: Part, phrases: list[list[int]], lookup: Lookup, cand: np.ndarray | None
+    ) -> bool:
+        """Whether a part is cheaper proven straight from its words' kept keys than from
+        postings first: it holds word phrases and nothing else, the keys of each of their
+        words are kept (or will be), and no few candidates are given (a rare word elsewhere
+        in the query, or a late exclusion: then postings first, and positions for those
+        candidates only)."""
+        if not phrases or part.terms.phrases or lookup.trigram_ids:
+            return False
+        ptr, base = self._ptr, self._wordpbase
+        words = {t for p in phrases for t in p}
+        if {(ptr[t], ptr[t + 1]) for t in words} != set(lookup.ranges):
+            return False
+        if not all(_KEEP_DECODED <= base[t + 1] - base[t] <= _DECODED_BYTES for t in words):
+            return False
+        rarest = min(ptr[t + 1] - ptr[t] for t in words)
+        return cand is None or cand.size * 4 >= rarest
 
     def _word_cost(self, terms: list[int]) -> int:
         """Position bytes of a word phrase's rarest word: what its proof reads at least."""
@@ -358,7 +389,14 @@ class Searcher:
 
     def _word_phrase_mask(self, cand: np.ndarray, terms: list[int]) -> np.ndarray:
         """Mask of the candidates where the word terms occur at consecutive positions. Every
-        candidate is in each term's postings already.
+        candidate is in each term's postings already."""
+        mask = np.zeros(cand.size, dtype=bool)
+        mask[np.searchsorted(cand, self._word_phrase_docs(terms, cand))] = True
+        return mask
+
+    def _word_phrase_docs(self, terms: list[int], docs: np.ndarray | None) -> np.ndarray:
+        """Documents (ascending) among ``docs`` (sorted; None: any) where the word terms occur
+        at consecutive positions.
 
         Positions are global keys ``(document << 32) + position``, so a word's keys for
         any set of documents are one sorted array (a kept word's are sliced, not rebuilt)
@@ -369,26 +407,23 @@ class Searcher:
         base = self._wordpbase
         order = sorted(range(len(terms)), key=lambda i: (base[terms[i] + 1] - base[terms[i]], i))
         starts = _NONE
-        docs: np.ndarray | None = cand
         for n, offset in enumerate(order):
-            # The first word's keys are exactly the candidates'; a next word's may hold others
-            # (the intersection with the starts drops them).
+            # The first word's keys are exactly those of ``docs``; a next word's may hold
+            # others (the intersection with the starts drops them).
             keys = self._word_keys(terms[offset], docs, exact=n == 0) + (shift - offset)
             starts = keys if n == 0 else _intersect_sorted(starts, keys)
             if not starts.size:
-                break
+                return _NONE
             owner = starts >> 32
             docs = owner[np.concatenate(([True], owner[1:] != owner[:-1]))]
-        mask = np.zeros(cand.size, dtype=bool)
-        if starts.size:
-            assert docs is not None
-            mask[np.searchsorted(cand, docs)] = True
-        return mask
+        assert docs is not None
+        return docs
 
     def _word_keys(self, term: int, docs: np.ndarray | None, exact: bool = True) -> np.ndarray:
         """Sorted keys ``(document << 32) + position`` of a word term's positions in
-        ``docs`` (sorted documents of its postings; all of them when None), read only. Unless
-        ``exact``, keys of other documents may be left in when most are asked.
+        ``docs`` (sorted documents, not all necessarily in its postings; all of its postings
+        when None), read only. Unless ``exact``, keys of other documents may be left in when
+        most are asked.
 
         A word with many positions (the frequent words that most phrases hold) has its keys
         made once and kept for the next phrase, within _DECODED_BYTES an index; other words
@@ -410,7 +445,7 @@ class Searcher:
         postings = self._np_docs[lo:hi]
         if kept is not None:
             counts, first, keys, _ = kept
-            if docs is None or docs.size == hi - lo or (not exact and docs.size * 2 >= hi - lo):
+            if docs is None or (not exact and docs.size * 2 >= hi - lo):
                 # Most of the postings: every key (the caller's intersection drops the others).
                 return keys
             if docs.size * 16 >= hi - lo:
@@ -418,12 +453,14 @@ class Searcher:
                 wanted = np.zeros(self.ndocs, dtype=bool)
                 wanted[docs] = True
                 return keys[wanted[keys >> 32]]
-            return _gather(counts, first, np.searchsorted(postings, docs), keys)[1]
+            hit, j = _lookup(postings, docs)
+            return _gather(counts, first, j[hit], keys)[1]
         nbytes = self._np_wordcount[lo:hi].astype(np.int64)
-        if docs is None or docs.size == hi - lo:
+        if docs is None or np.array_equal(docs, postings):
             data, owners = self._np_wordpos[start:stop], postings
         else:
-            j = np.searchsorted(postings, docs)
+            hit, j = _lookup(postings, docs)
+            j = j[hit]
             nbytes, data = _gather(nbytes, np.cumsum(nbytes) - nbytes + start, j, self._np_wordpos)
             owners = postings[j]
         return decode_gaps(data, nbytes, owners.astype(np.int64) << 32)[0]
