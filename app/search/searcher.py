@@ -263,8 +263,8 @@ class Searcher:
     def part_matches(
         self, part: Part, cand: np.ndarray | None = None, skip: np.ndarray | None = None
     ) -> np.ndarray:
-        """Local documents (ascending) matching a conjunctive part, among cand if given and
-        not marked in ``skip`` (a mask of the documents already decided): postings first,
+        """Local documents (ascending) matching a conjunctive part, among cand if given (a
+        subset of it) and not marked in ``skip`` (a mask of the documents already decided): postings first,
         then the proofs from positions, cheapest first, each on the documents still
         standing."""
         lookup = self.lookup(part.terms)
@@ -361,9 +361,11 @@ class Searcher:
         for part in self._deciding_first(query.excluded):
             if not cand.size:
                 break
-            hit = self.part_matches(part, cand)
+            hit = self.part_matches(part, cand)  # some of the candidates (part_matches)
             if hit.size:
-                cand = cand[~_lookup(hit, cand)[0]]
+                keep = np.ones(cand.size, dtype=bool)
+                keep[np.searchsorted(cand, hit)] = False
+                cand = cand[keep]
         return cand
 
     def _deciding_first(self, parts: tuple[Part, ...]) -> list[Part]:
