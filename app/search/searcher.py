@@ -246,13 +246,15 @@ class Searcher:
             if hi == lo:
                 continue
             if dense:
-                table[:] = 0.0
-                stored = self._np_scores[lo:hi]
-                table[self._np_docs[lo:hi]] = weight * np.abs(stored).astype(np.float64)
-                acc += table[cand]  # + 0.0 where absent, as np.where below
-                table[:] = 0.0
-                table[self._np_docs[lo:hi]] = stored < 0
-                titles += table[cand].astype(np.int64)
+                # One scatter and one gather a term; the table is left all zeros again.
+                docs = self._np_docs[lo:hi]
+                table[docs] = self._np_scores[lo:hi]
+                got = table[cand]  # 0.0 where absent: adds 0.0, as np.where below
+                table[docs] = 0.0
+                titles += got < 0
+                np.abs(got, out=got)
+                got *= weight
+                acc += got
                 continue
             hit, idx = _lookup(self._np_docs[lo:hi], cand)
             stored = self._np_scores[lo + idx]
@@ -264,9 +266,9 @@ class Searcher:
         self, part: Part, cand: np.ndarray | None = None, skip: np.ndarray | None = None
     ) -> np.ndarray:
         """Local documents (ascending) matching a conjunctive part, among cand if given (a
-        subset of it) and not marked in ``skip`` (a mask of the documents already decided): postings first,
-        then the proofs from positions, cheapest first, each on the documents still
-        standing."""
+        subset of it) and not marked in ``skip`` (a mask of the documents already decided):
+        postings first, then the proofs from positions, cheapest first, each on the
+        documents still standing."""
         lookup = self.lookup(part.terms)
         phrases = [[self._word_term(w.encode("utf-8")) for w in p] for p in part.word_phrases]
         if not lookup.complete or any(min(p) < 0 for p in phrases):
