@@ -31,7 +31,13 @@ import numpy as np
 import orjson
 
 from app.search import layout
-from app.search.analyzers import ANALYZER_VERSION, QueryTerms, get_analyzer
+from app.search.analyzers import (
+    ANALYZER_VERSION,
+    PAIR_MARK,
+    UNIGRAM_SHIFT,
+    QueryTerms,
+    get_analyzer,
+)
 from app.search.gaps import decode_gaps
 from app.search.query import CompiledQuery, Part, compile_query
 from app.sorted_bytes import SortedBytes
@@ -107,6 +113,8 @@ class Searcher:
         self.language = language
         self.ndocs = ndocs
         self._analyzer = get_analyzer(language)
+        # Number of a frequent word in pair keys -> its stem (empty: no pair postings).
+        self._pair_stems = {i: stem for stem, i in self._analyzer.frequent.items()}
         self._nwords = nwords
         self._words = files[layout.WORDS]
         self._wordoff = self._array(files, layout.WORDOFF, "I", nwords + 1)
@@ -286,7 +294,8 @@ class Searcher:
                 found = found[_lookup(cand, found)[0]] if cand.size else _NONE
             return found if skip is None else found[~skip[found]]
         triptr = self._triptr
-        ranges = sorted(set(lookup.ranges), key=lambda r: (r[1] - r[0], r))
+        # A pair term's documents hold both its words: their postings filter nothing more.
+        ranges = sorted(set(lookup.ranges) - self._paired(lookup), key=lambda r: (r[1] - r[0], r))
         filters = sorted(
             {(triptr[t], triptr[t + 1]) for t in lookup.trigram_ids.values()},
             key=lambda r: (r[1] - r[0], r),
@@ -313,6 +322,20 @@ class Searcher:
                 break
             cand = cand[prove(cand)]
         return cand
+
+    def _paired(self, lookup: Lookup) -> set[tuple[int, int]]:
+        """Posting ranges of the words of the query's pair terms (app/search/analyzers.py
+        pair_key)."""
+        found: set[tuple[int, int]] = set()
+        if not self._pair_stems:
+            return found
+        low = (1 << UNIGRAM_SHIFT) - 1
+        for key in lookup.trigram_ids:
+            if key >> 2 * UNIGRAM_SHIFT == PAIR_MARK:
+                for i in (key >> UNIGRAM_SHIFT & low, key & low):
+                    t = self._word_term(self._pair_stems[i].encode("utf-8"))
+                    found.add((self._ptr[t], self._ptr[t + 1]))
+        return found
 
     def _from_keys(
         self, part: Part, phrases: list[list[int]], lookup: Lookup, cand: np.ndarray | None
@@ -514,7 +537,7 @@ class Searcher:
     ) -> np.ndarray:
         """Documents in every posting range and every trigram range (both lists sorted by
         size, rarest first): the rarest list drives, the others are probed or counted."""
-        lo, hi = ranges[0]
+        lo, hi = ranges[0] if ranges else (0, self.ndocs + 1)
         if filters and filters[0][1] - filters[0][0] < hi - lo:
             # A trigram's documents are a subset of its bigrams': usually the rarest list.
             tlo, thi = filters[0]
