@@ -520,7 +520,7 @@ def render(result: dict[str, Any], command: str) -> str:
 def render_languages(result: dict[str, Any], command: str) -> str:
     rows = result["languages"]
     lines = [
-        f"## Search cost: hostile queries per language ({result['articles']} articles each)",
+        f"## Search cost: hostile queries per language ({result['articles']:,} articles each)",
         "",
         f"`{command}`: the hostile set and 40 plain queries of each language, made from its",
         "own words (the most frequent in 3,000 of its articles; ja/zh: 2-character runs),",
@@ -580,6 +580,7 @@ def main(argv: list[str] | None = None) -> int:
             "bundle_bytes": sum(p.stat().st_size for p in args.bundle.rglob("*") if p.is_file()),
             "languages": languages_in_process(args.bundle, args.src, args.repeat),
             "measured": datetime.now(UTC).strftime("%Y-%m-%dT%H:%MZ"),
+            "command": command,
         }
         text = render_languages(result, command)
         print(text)
@@ -591,6 +592,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.render:
         result = json.loads(args.render.read_text())
         command = result.get("command", "python bench/search_cost.py")
+        if "languages" in result:
+            sections.write(
+                f"search-cost-languages-{result['articles']}", render_languages(result, command)
+            )
+            return 0
         name = "search-cost" + (f"-{result['server']}" if "server" in result else "")
         suffix = "" if result.get("code", "this checkout") == "this checkout" else "-before"
         sections.write(f"{name}-{result['articles']}{suffix}", render(result, command))

@@ -12,9 +12,10 @@ sequential Python implementation that checks runs in each document's own text
 
 Queries with syntax (app/search/query.py: phrases, exclusions, OR groups) take the same
 steps per conjunctive part; word phrases are proven from word positions the way CJK runs are
-from trigram positions (docs/search.md, "Search syntax"), reading positions only for the
-candidates still standing, cheapest proof first; OR alternatives and exclusions run on the
-documents still undecided (docs/search.md, "Cost model").
+from trigram positions (docs/search.md, "Search syntax"), as sorted keys (document << 32) +
+position, reading positions only for the candidates still standing (a frequent word's keys
+are kept whole), cheapest proof first; OR alternatives and exclusions run on the documents
+still undecided (docs/search.md, "Cost model").
 """
 
 from __future__ import annotations
