@@ -114,8 +114,10 @@ class Searcher:
         self.language = language
         self.ndocs = ndocs
         self._analyzer = get_analyzer(language)
-        # Number of a frequent word in pair keys -> its stem (empty: no pair postings).
+        # Number of a frequent word in pair keys -> its stem (empty: no pair postings), and
+        # -> its posting range here, found on first use (_paired).
         self._pair_stems = {i: stem for stem, i in self._analyzer.frequent.items()}
+        self._pair_ranges: dict[int, tuple[int, int]] = {}
         self._nwords = nwords
         self._words = files[layout.WORDS]
         self._wordoff = self._array(files, layout.WORDOFF, "I", nwords + 1)
@@ -334,9 +336,16 @@ class Searcher:
         for key in lookup.trigram_ids:
             if key >> 2 * UNIGRAM_SHIFT == PAIR_MARK:
                 for i in (key >> UNIGRAM_SHIFT & low, key & low):
-                    t = self._word_term(self._pair_stems[i].encode("utf-8"))
-                    found.add((self._ptr[t], self._ptr[t + 1]))
+                    found.add(self._pair_range(i))
         return found
+
+    def _pair_range(self, i: int) -> tuple[int, int]:
+        """Posting range of frequent word ``i`` (it occurs here: one of its pairs does)."""
+        got = self._pair_ranges.get(i)
+        if got is None:
+            t = self._word_term(self._pair_stems[i].encode("utf-8"))
+            got = self._pair_ranges[i] = (self._ptr[t], self._ptr[t + 1])
+        return got
 
     def _from_keys(
         self, part: Part, phrases: list[list[int]], lookup: Lookup, cand: np.ndarray | None
