@@ -287,12 +287,12 @@ class Searcher:
         if self._from_keys(part, phrases, lookup, cand):
             # Only phrases of words whose keys are kept: their proofs find the documents
             # themselves (holding the words is implied), then the given ones are kept.
-            found: np.ndarray | None = None
-            for terms in sorted(phrases, key=self._word_cost):
-                found = self._word_phrase_docs(terms, found)
+            ordered = sorted(phrases, key=self._word_cost)
+            found = self._word_phrase_docs(ordered[0], None)
+            for terms in ordered[1:]:
                 if not found.size:
                     return _NONE
-            assert found is not None
+                found = self._word_phrase_docs(terms, found)
             if cand is not None:
                 found = found[_lookup(cand, found)[0]] if cand.size else _NONE
             return found if skip is None else found[~skip[found]]
@@ -443,7 +443,7 @@ class Searcher:
         shift = len(terms) - 1  # keeps ``key - offset + shift`` >= the document's own keys
         base = self._wordpbase
         order = sorted(range(len(terms)), key=lambda i: (base[terms[i] + 1] - base[terms[i]], i))
-        starts = _NONE
+        starts = found = _NONE
         for n, offset in enumerate(order):
             # The first word's keys are exactly those of ``docs``; a next word's may hold
             # others (the intersection with the starts drops them).
@@ -452,9 +452,8 @@ class Searcher:
             if not starts.size:
                 return _NONE
             owner = starts >> 32
-            docs = owner[np.concatenate(([True], owner[1:] != owner[:-1]))]
-        assert docs is not None
-        return docs
+            docs = found = owner[np.concatenate(([True], owner[1:] != owner[:-1]))]
+        return found
 
     def _word_keys(self, term: int, docs: np.ndarray | None, exact: bool = True) -> np.ndarray:
         """Sorted keys ``(document << 32) + position`` of a word term's positions in
