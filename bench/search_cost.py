@@ -35,6 +35,7 @@ import http.client
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -233,14 +234,18 @@ def corpus(n: int, seed: int) -> list[dict[str, Any]]:
     return out
 
 
-def hostile_queries() -> dict[str, str]:
-    """The hostile set: every query is at most 200 characters (the contract's limit)."""
-    top = FUNCTION_WORDS[:24]
-    pairs = [f'"{top[i]} {top[(i * 7 + 3) % len(top)]}"' for i in range(len(top))]
-    # The most frequent words outside the list whose pairs the index posts (app/search/
-    # analyzers.py FREQUENT_WORDS: the first 41 here): proven from positions.
-    beyond = FUNCTION_WORDS[41:65]
-    next_pairs = [f'"{beyond[i]} {beyond[(i * 7 + 3) % len(beyond)]}"' for i in range(24)]
+def hostile_queries(
+    ranked: list[str] = FUNCTION_WORDS, listed: int = 41, sep: str = " "
+) -> dict[str, str]:
+    """The hostile set: every query is at most 200 characters (the contract's limit).
+    ``ranked``: the language's words, most frequent first, the first ``listed`` of them
+    those whose pairs the index posts (app/search/analyzers.py FREQUENT_WORDS: the first 41
+    of FUNCTION_WORDS); ``sep`` joins the words of a phrase."""
+    top = ranked[:24]
+    pairs = [f'"{top[i]}{sep}{top[(i * 7 + 3) % len(top)]}"' for i in range(len(top))]
+    # The most frequent words outside that list: proven from positions.
+    beyond = ranked[listed : listed + 24]
+    next_pairs = [f'"{beyond[i]}{sep}{beyond[(i * 7 + 3) % len(beyond)]}"' for i in range(24)]
 
     def fill(parts: list[str], joiner: str) -> str:
         """Parts joined while the query keeps within 200 - 8 characters (room for the
@@ -253,29 +258,90 @@ def hostile_queries() -> dict[str, str]:
             q = longer
         return q
 
-    thirty = '"' + " ".join(FUNCTION_WORDS[i % 12] for i in range(30)) + '"'
+    thirty = sep.join(ranked[i % 12] for i in range(30))
+    thirty = '"' + (thirty if len(thirty) <= 190 else thirty[:190].rsplit(" ", 1)[0]) + '"'
+    first = ranked[0]
     return {
         "or-of-phrases": fill(pairs, " OR "),
         "or-of-phrases-beyond-list": fill(next_pairs, " OR "),
         "and-of-phrases": fill(pairs, " "),
         "30-word-phrase": thirty,
-        "exclusions": fill(["the"] + [f"-{w}" for w in FUNCTION_WORDS[1:]], " "),
-        "phrase-exclusions": fill(["the"] + [f"-{p}" for p in pairs], " "),
-        "phrase-exclusions-beyond-list": fill(["the"] + [f"-{p}" for p in next_pairs], " "),
+        "exclusions": fill([first] + [f"-{w}" for w in ranked[1:]], " "),
+        "phrase-exclusions": fill([first] + [f"-{p}" for p in pairs], " "),
+        "phrase-exclusions-beyond-list": fill([first] + [f"-{p}" for p in next_pairs], " "),
     }
 
 
-def plain_queries() -> dict[str, list[str]]:
-    words = vocabulary()
+def plain_queries(
+    words: list[str] | None = None, function_words: list[str] = FUNCTION_WORDS, sep: str = " "
+) -> dict[str, list[str]]:
+    """Plain one- and two-word queries of mid-frequency words (ranks 100-2,000 of
+    ``words``), and two-word phrases of one of them and one of the 20 most frequent."""
+    words = words or vocabulary()
     rng = random.Random(3)
     mid = words[100:2000]
+    top = function_words[:20]
     return {
         "plain": [rng.choice(mid) for _ in range(20)]
         + [f"{rng.choice(mid)} {rng.choice(mid)}" for _ in range(20)],
-        "stopword-phrase": [
-            f'"{rng.choice(FUNCTION_WORDS[:20])} {rng.choice(mid)}"' for _ in range(20)
-        ]
-        + [f'"{rng.choice(mid)} {rng.choice(FUNCTION_WORDS[:20])}"' for _ in range(20)],
+        "stopword-phrase": [f'"{rng.choice(top)}{sep}{rng.choice(mid)}"' for _ in range(20)]
+        + [f'"{rng.choice(mid)}{sep}{rng.choice(top)}"' for _ in range(20)],
+    }
+
+
+CJK = ("ja", "zh_cn", "zh_tw")  # words run together: their "words" are frequent 2-character runs
+
+
+def ranked_words(src: Path, language: str, sample: int = 3000) -> tuple[list[str], int]:
+    """A language's words in ``sample`` of its source articles, most frequent first, and
+    how many of the first are in its frequent-word pair list (moved to the front)."""
+    from app.search.analyzers import FREQUENT_WORDS
+
+    counts: dict[str, int] = {}
+    with (src / f"{language}.jsonl").open("rb") as fh:
+        for _, line in zip(range(sample), fh, strict=False):
+            article = orjson.loads(line)
+            text = " ".join((article["title"], article["summary"], article["content"])).lower()
+            if language in CJK:
+                tokens = [
+                    run[i : i + 2] for run in re.findall(r"\w+", text) for i in range(len(run) - 1)
+                ]
+            else:
+                tokens = re.findall(r"\w+", text)
+            for token in tokens:
+                counts[token] = counts.get(token, 0) + 1
+    ranked = sorted(counts, key=lambda w: (-counts[w], w))
+    listed = set(FREQUENT_WORDS.get(language, "").split())
+    front = [w for w in ranked if w in listed]
+    return front + [w for w in ranked if w not in listed], len(front)
+
+
+def languages_in_process(bundle: Path, src: Path, repeat: int) -> dict[str, Any]:
+    """The hostile set and plain queries of each language of an existing bundle, made
+    from that language's own words (ranked_words), in process."""
+    out: dict[str, Any] = {}
+    for language in sorted(p.stem for p in src.glob("*.jsonl")):
+        ranked, listed = ranked_words(src, language)
+        # CJK phrases of 2-character runs apart (the "whitespace aside" of docs/search.md).
+        hostile = hostile_queries(ranked, listed or 24)
+        plain = plain_queries(ranked, ranked[:20])
+        out[language] = in_process(bundle, repeat, language, hostile, plain)
+        out[language]["source_bytes"] = (src / f"{language}.jsonl").stat().st_size
+        print(language, json.dumps(summary(out[language])), flush=True)
+    return out
+
+
+def summary(result: dict[str, Any]) -> dict[str, float]:
+    worst = max(max(r["ms"], r["ms_highlight_100"]) for r in result["hostile"].values())
+    worst_plain = max(r["ms"] for r in result["hostile"].values())
+    plain = result["plain"]["plain"]
+    return {
+        "worst_ms": worst,
+        "worst_no_highlight_ms": worst_plain,
+        "plain_ms": plain["ms_mean"],
+        "plain_highlight_ms": plain["ms_mean_highlight"],
+        "ratio": worst / plain["ms_mean"],
+        "ratio_no_highlight": worst_plain / plain["ms_mean"],
     }
 
 
@@ -289,8 +355,14 @@ def build(src: Path, out: Path) -> None:
     )
 
 
-def in_process(bundle: Path, repeat: int) -> dict[str, Any]:
-    data = Bundle.load(bundle).languages["en"]
+def in_process(
+    bundle: Path,
+    repeat: int,
+    language: str = "en",
+    hostile: dict[str, str] | None = None,
+    plain: dict[str, list[str]] | None = None,
+) -> dict[str, Any]:
+    data = Bundle.load(bundle).languages[language]
     page = SearchPage(order="relevance", first=None, last=None)
 
     def once(q: str, highlight: bool, size: int, cold: bool) -> float:
@@ -305,7 +377,7 @@ def in_process(bundle: Path, repeat: int) -> dict[str, Any]:
         return min(once(q, highlight, size, cold) for _ in range(repeat)) * 1000
 
     out: dict[str, Any] = {"hostile": {}, "plain": {}}
-    for name, q in hostile_queries().items():
+    for name, q in (hostile or hostile_queries()).items():
         out["hostile"][name] = {
             "q": q,
             "chars": len(q),
@@ -313,10 +385,11 @@ def in_process(bundle: Path, repeat: int) -> dict[str, Any]:
             "ms_highlight_100": best(q, True, 100),
             "ms_cached": best(q, cold=False),
         }
-    for name, qs in plain_queries().items():
+    for name, qs in (plain or plain_queries()).items():
         out["plain"][name] = {
             "ms_mean": float(np.mean([best(q) for q in qs])),
             "ms_mean_highlight": float(np.mean([best(q, True) for q in qs])),
+            "ms_mean_highlight_100": float(np.mean([best(q, True, 100) for q in qs])),
             "queries": len(qs),
         }
     return out
@@ -444,6 +517,40 @@ def render(result: dict[str, Any], command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_languages(result: dict[str, Any], command: str) -> str:
+    rows = result["languages"]
+    lines = [
+        f"## Search cost: hostile queries per language ({result['articles']:,} articles each)",
+        "",
+        f"`{command}`: the hostile set and 40 plain queries of each language, made from its",
+        "own words (the most frequent in 3,000 of its articles; ja/zh: 2-character runs),",
+        f"against the existing bundle; in process, best of {result['repeat']} runs, cold.",
+        "Worst: of the set with and without `highlight=true&page_size=100`; plain: mean of",
+        "the plain queries (page of 20; in brackets with `highlight=true&page_size=100`).",
+        "",
+        "| language | worst ms | worst without highlight ms (query) | plain ms | worst / plain "
+        "| without highlight / plain | worst / plain with the same highlight |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for language, row in rows.items():
+        sums = summary(row)
+        worst_name = max(row["hostile"], key=lambda n: row["hostile"][n]["ms"])
+        plain = row["plain"]["plain"]
+        lines.append(
+            f"| {language} | {sums['worst_ms']:.1f} | {sums['worst_no_highlight_ms']:.1f} "
+            f"({worst_name}) | {plain['ms_mean']:.3f} ({plain['ms_mean_highlight_100']:.2f}) "
+            f"| {sums['ratio']:.0f} x | {sums['ratio_no_highlight']:.0f} x "
+            f"| {sums['worst_ms'] / plain['ms_mean_highlight_100']:.1f} x |"
+        )
+    source = sum(row["source_bytes"] for row in rows.values())
+    lines += [
+        "",
+        f"Bundle {result['bundle_bytes']:,} B for {source:,} B of source "
+        f"({result['bundle_bytes'] / source:.2f} x). Measured {result['measured']}.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--articles", type=int, default=5000)
@@ -458,10 +565,38 @@ def main(argv: list[str] | None = None) -> int:
         "--prepare", action="store_true", help="only write the corpus and build the bundle"
     )
     parser.add_argument("--render", type=Path, help="only write the docs from this JSON")
+    parser.add_argument(
+        "--bundle", type=Path, help="an existing bundle: every language's own hostile set"
+    )
+    parser.add_argument("--src", type=Path, help="the --bundle's source directory")
     args = parser.parse_args(argv)
+    command = "python " + " ".join(["bench/search_cost.py", *(argv or sys.argv[1:])])
+    if args.bundle:
+        if not args.src:
+            parser.error("--bundle needs --src")
+        result = {
+            "articles": args.articles,
+            "repeat": args.repeat,
+            "bundle_bytes": sum(p.stat().st_size for p in args.bundle.rglob("*") if p.is_file()),
+            "languages": languages_in_process(args.bundle, args.src, args.repeat),
+            "measured": datetime.now(UTC).strftime("%Y-%m-%dT%H:%MZ"),
+            "command": command,
+        }
+        text = render_languages(result, command)
+        print(text)
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1) + "\n")
+        if args.docs:
+            sections.write(f"search-cost-languages-{args.articles}", text)
+        return 0
     if args.render:
         result = json.loads(args.render.read_text())
         command = result.get("command", "python bench/search_cost.py")
+        if "languages" in result:
+            sections.write(
+                f"search-cost-languages-{result['articles']}", render_languages(result, command)
+            )
+            return 0
         name = "search-cost" + (f"-{result['server']}" if "server" in result else "")
         suffix = "" if result.get("code", "this checkout") == "this checkout" else "-before"
         sections.write(f"{name}-{result['articles']}{suffix}", render(result, command))

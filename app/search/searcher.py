@@ -12,9 +12,10 @@ sequential Python implementation that checks runs in each document's own text
 
 Queries with syntax (app/search/query.py: phrases, exclusions, OR groups) take the same
 steps per conjunctive part; word phrases are proven from word positions the way CJK runs are
-from trigram positions (docs/search.md, "Search syntax"), reading positions only for the
-candidates still standing, cheapest proof first; OR alternatives and exclusions run on the
-documents still undecided (docs/search.md, "Cost model").
+from trigram positions (docs/search.md, "Search syntax"), as sorted keys (document << 32) +
+position, reading positions only for the candidates still standing (a frequent word's keys
+are kept whole), cheapest proof first; OR alternatives and exclusions run on the documents
+still undecided (docs/search.md, "Cost model").
 """
 
 from __future__ import annotations
@@ -31,7 +32,13 @@ import numpy as np
 import orjson
 
 from app.search import layout
-from app.search.analyzers import ANALYZER_VERSION, QueryTerms, get_analyzer
+from app.search.analyzers import (
+    ANALYZER_VERSION,
+    PAIR_MARK,
+    UNIGRAM_SHIFT,
+    QueryTerms,
+    get_analyzer,
+)
 from app.search.gaps import decode_gaps
 from app.search.query import CompiledQuery, Part, compile_query
 from app.sorted_bytes import SortedBytes
@@ -107,6 +114,10 @@ class Searcher:
         self.language = language
         self.ndocs = ndocs
         self._analyzer = get_analyzer(language)
+        # Number of a frequent word in pair keys -> its stem (empty: no pair postings), and
+        # -> its posting range here, found on first use (_paired).
+        self._pair_stems = {i: stem for stem, i in self._analyzer.frequent.items()}
+        self._pair_ranges: dict[int, tuple[int, int]] = {}
         self._nwords = nwords
         self._words = files[layout.WORDS]
         self._wordoff = self._array(files, layout.WORDOFF, "I", nwords + 1)
@@ -136,7 +147,7 @@ class Searcher:
         self._wordpbase = self._array(files, layout.WORDPBASE, "I", nwords + 1)
         wordpos = self._array(files, layout.WORDPOS, "B", nword_positions)
         self._np_wordpos = np.frombuffer(wordpos, dtype=np.uint8)  # varint gaps (indexer)
-        # Decoded positions of frequent words, kept for the next phrase (_word_positions).
+        # Position keys of frequent words, kept for the next phrase (_word_keys).
         self._decoded: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
         self._decoded_size = 0
         self._decoded_lock = threading.Lock()
@@ -246,13 +257,15 @@ class Searcher:
             if hi == lo:
                 continue
             if dense:
-                table[:] = 0.0
-                stored = self._np_scores[lo:hi]
-                table[self._np_docs[lo:hi]] = weight * np.abs(stored).astype(np.float64)
-                acc += table[cand]  # + 0.0 where absent, as np.where below
-                table[:] = 0.0
-                table[self._np_docs[lo:hi]] = stored < 0
-                titles += table[cand].astype(np.int64)
+                # One scatter and one gather a term; the table is left all zeros again.
+                docs = self._np_docs[lo:hi]
+                table[docs] = self._np_scores[lo:hi]
+                got = table[cand]  # 0.0 where absent: adds 0.0, as np.where below
+                table[docs] = 0.0
+                titles += got < 0
+                np.abs(got, out=got)
+                got *= weight
+                acc += got
                 continue
             hit, idx = _lookup(self._np_docs[lo:hi], cand)
             stored = self._np_scores[lo + idx]
@@ -263,16 +276,29 @@ class Searcher:
     def part_matches(
         self, part: Part, cand: np.ndarray | None = None, skip: np.ndarray | None = None
     ) -> np.ndarray:
-        """Local documents (ascending) matching a conjunctive part, among cand if given and
-        not marked in ``skip`` (a mask of the documents already decided): postings first,
-        then the proofs from positions, cheapest first, each on the documents still
-        standing."""
+        """Local documents (ascending) matching a conjunctive part, among cand if given (a
+        subset of it) and not marked in ``skip`` (a mask of the documents already decided):
+        postings first, then the proofs from positions, cheapest first, each on the
+        documents still standing."""
         lookup = self.lookup(part.terms)
         phrases = [[self._word_term(w.encode("utf-8")) for w in p] for p in part.word_phrases]
         if not lookup.complete or any(min(p) < 0 for p in phrases):
             return _NONE
+        if self._from_keys(part, phrases, lookup, cand):
+            # Only phrases of words whose keys are kept: their proofs find the documents
+            # themselves (holding the words is implied), then the given ones are kept.
+            ordered = sorted(phrases, key=self._word_cost)
+            found = self._word_phrase_docs(ordered[0], None)
+            for terms in ordered[1:]:
+                if not found.size:
+                    return _NONE
+                found = self._word_phrase_docs(terms, found)
+            if cand is not None:
+                found = found[_lookup(cand, found)[0]] if cand.size else _NONE
+            return found if skip is None else found[~skip[found]]
         triptr = self._triptr
-        ranges = sorted(set(lookup.ranges), key=lambda r: (r[1] - r[0], r))
+        # A pair term's documents hold both its words: their postings filter nothing more.
+        ranges = sorted(set(lookup.ranges) - self._paired(lookup), key=lambda r: (r[1] - r[0], r))
         filters = sorted(
             {(triptr[t], triptr[t + 1]) for t in lookup.trigram_ids.values()},
             key=lambda r: (r[1] - r[0], r),
@@ -299,6 +325,46 @@ class Searcher:
                 break
             cand = cand[prove(cand)]
         return cand
+
+    def _paired(self, lookup: Lookup) -> set[tuple[int, int]]:
+        """Posting ranges of the words of the query's pair terms (app/search/analyzers.py
+        pair_key)."""
+        found: set[tuple[int, int]] = set()
+        if not self._pair_stems:
+            return found
+        low = (1 << UNIGRAM_SHIFT) - 1
+        for key in lookup.trigram_ids:
+            if key >> 2 * UNIGRAM_SHIFT == PAIR_MARK:
+                for i in (key >> UNIGRAM_SHIFT & low, key & low):
+                    found.add(self._pair_range(i))
+        return found
+
+    def _pair_range(self, i: int) -> tuple[int, int]:
+        """Posting range of frequent word ``i`` (it occurs here: one of its pairs does)."""
+        got = self._pair_ranges.get(i)
+        if got is None:
+            t = self._word_term(self._pair_stems[i].encode("utf-8"))
+            got = self._pair_ranges[i] = (self._ptr[t], self._ptr[t + 1])
+        return got
+
+    def _from_keys(
+        self, part: Part, phrases: list[list[int]], lookup: Lookup, cand: np.ndarray | None
+    ) -> bool:
+        """Whether a part is cheaper proven straight from its words' kept keys than from
+        postings first: it holds word phrases and nothing else, the keys of each of their
+        words are kept (or will be), and no few candidates are given (a rare word elsewhere
+        in the query, or a late exclusion: then postings first, and positions for those
+        candidates only)."""
+        if not phrases or part.terms.phrases or lookup.trigram_ids:
+            return False
+        ptr, base = self._ptr, self._wordpbase
+        words = {t for p in phrases for t in p}
+        if {(ptr[t], ptr[t + 1]) for t in words} != set(lookup.ranges):
+            return False
+        if not all(_KEEP_DECODED <= base[t + 1] - base[t] <= _DECODED_BYTES for t in words):
+            return False
+        rarest = min(ptr[t + 1] - ptr[t] for t in words)
+        return cand is None or cand.size * 4 >= rarest
 
     def _word_cost(self, terms: list[int]) -> int:
         """Position bytes of a word phrase's rarest word: what its proof reads at least."""
@@ -330,9 +396,11 @@ class Searcher:
         for part in self._deciding_first(query.excluded):
             if not cand.size:
                 break
-            hit = self.part_matches(part, cand)
+            hit = self.part_matches(part, cand)  # some of the candidates (part_matches)
             if hit.size:
-                cand = cand[~_lookup(hit, cand)[0]]
+                keep = np.ones(cand.size, dtype=bool)
+                keep[np.searchsorted(cand, hit)] = False
+                cand = cand[keep]
         return cand
 
     def _deciding_first(self, parts: tuple[Part, ...]) -> list[Part]:
@@ -359,7 +427,79 @@ class Searcher:
     def _word_phrase_mask(self, cand: np.ndarray, terms: list[int]) -> np.ndarray:
         """Mask of the candidates where the word terms occur at consecutive positions. Every
         candidate is in each term's postings already."""
-        return self._aligned(cand, [(t, i) for i, t in enumerate(terms)], self._word_positions)
+        mask = np.zeros(cand.size, dtype=bool)
+        mask[np.searchsorted(cand, self._word_phrase_docs(terms, cand))] = True
+        return mask
+
+    def _word_phrase_docs(self, terms: list[int], docs: np.ndarray | None) -> np.ndarray:
+        """Documents (ascending) among ``docs`` (sorted; None: any) where the word terms occur
+        at consecutive positions.
+
+        Positions are global keys ``(document << 32) + position``, so a word's keys for
+        any set of documents are one sorted array (a kept word's are sliced, not rebuilt)
+        and adjacency is the intersection of two sorted arrays, with no per-candidate index.
+        The word with the fewest position bytes goes first; each next word is read only for
+        the documents that still have a possible start."""
+        shift = len(terms) - 1  # keeps ``key - offset + shift`` >= the document's own keys
+        base = self._wordpbase
+        order = sorted(range(len(terms)), key=lambda i: (base[terms[i] + 1] - base[terms[i]], i))
+        starts = found = _NONE
+        for n, offset in enumerate(order):
+            # The first word's keys are exactly those of ``docs``; a next word's may hold
+            # others (the intersection with the starts drops them).
+            keys = self._word_keys(terms[offset], docs, exact=n == 0) + (shift - offset)
+            starts = keys if n == 0 else _intersect_sorted(starts, keys)
+            if not starts.size:
+                return _NONE
+            owner = starts >> 32
+            docs = found = owner[np.concatenate(([True], owner[1:] != owner[:-1]))]
+        return found
+
+    def _word_keys(self, term: int, docs: np.ndarray | None, exact: bool = True) -> np.ndarray:
+        """Sorted keys ``(document << 32) + position`` of a word term's positions in
+        ``docs`` (sorted documents, not all necessarily in its postings; all of its postings
+        when None), read only. Unless ``exact``, keys of other documents may be left in when
+        most are asked.
+
+        A word with many positions (the frequent words that most phrases hold) has its keys
+        made once and kept for the next phrase, within _DECODED_BYTES an index; other words
+        are decoded per query for the documents asked only."""
+        lo, hi = self._ptr[term], self._ptr[term + 1]
+        start, stop = self._wordpbase[term], self._wordpbase[term + 1]
+        kept = self._decoded.get(term)
+        if kept is None and _KEEP_DECODED <= stop - start <= _DECODED_BYTES:
+            nbytes = self._np_wordcount[lo:hi].astype(np.int64)
+            owners = self._np_docs[lo:hi].astype(np.int64) << 32
+            keys, counts = decode_gaps(self._np_wordpos[start:stop], nbytes, owners)
+            kept = (counts, np.cumsum(counts) - counts, keys, stop - start)
+            with self._decoded_lock:
+                while self._decoded and self._decoded_size + stop - start > _DECODED_BYTES:
+                    oldest = next(iter(self._decoded))
+                    self._decoded_size -= self._decoded.pop(oldest)[3]
+                self._decoded[term] = kept
+                self._decoded_size += stop - start
+        postings = self._np_docs[lo:hi]
+        if kept is not None:
+            counts, first, keys, _ = kept
+            if docs is None or (not exact and docs.size * 2 >= hi - lo):
+                # Most of the postings: every key (the caller's intersection drops the others).
+                return keys
+            if docs.size * 16 >= hi - lo:
+                # Many documents: one pass over the keys with a mask of the documents.
+                wanted = np.zeros(self.ndocs, dtype=bool)
+                wanted[docs] = True
+                return keys[wanted[keys >> 32]]
+            hit, j = _lookup(postings, docs)
+            return _gather(counts, first, j[hit], keys)[1]
+        nbytes = self._np_wordcount[lo:hi].astype(np.int64)
+        if docs is None or np.array_equal(docs, postings):
+            data, owners = self._np_wordpos[start:stop], postings
+        else:
+            hit, j = _lookup(postings, docs)
+            j = j[hit]
+            nbytes, data = _gather(nbytes, np.cumsum(nbytes) - nbytes + start, j, self._np_wordpos)
+            owners = postings[j]
+        return decode_gaps(data, nbytes, owners.astype(np.int64) << 32)[0]
 
     def _run_positions(self, term: int, j: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """(positions per posting, the positions) of a trigram term's postings ``j`` (all of
@@ -371,81 +511,28 @@ class Searcher:
             return per_posting, self._np_tripos[base : self._tripbase[term + 1]]
         return _gather(per_posting, np.cumsum(per_posting) - per_posting + base, j, self._np_tripos)
 
-    def _word_positions(self, term: int, j: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """The same for a word term, whose positions are varint-coded gaps: only the postings
-        asked for are decoded, except for a word with many positions (the frequent words that
-        most phrases hold), whose positions are all decoded once and kept for the next
-        phrase, within _DECODED_BYTES an index."""
-        lo, hi = self._ptr[term], self._ptr[term + 1]
-        start, stop = self._wordpbase[term], self._wordpbase[term + 1]
-        kept = self._decoded.get(term)
-        if kept is None and _KEEP_DECODED <= stop - start <= _DECODED_BYTES:
-            nbytes = self._np_wordcount[lo:hi].astype(np.int64)
-            positions, counts = decode_gaps(self._np_wordpos[start:stop], nbytes)
-            kept = (counts, np.cumsum(counts) - counts, positions, stop - start)
-            with self._decoded_lock:
-                while self._decoded and self._decoded_size + stop - start > _DECODED_BYTES:
-                    oldest = next(iter(self._decoded))
-                    self._decoded_size -= self._decoded.pop(oldest)[3]
-                self._decoded[term] = kept
-                self._decoded_size += stop - start
-        if kept is not None:
-            counts, first, positions, _ = kept
-            return (counts, positions) if j is None else _gather(counts, first, j, positions)
-        nbytes = self._np_wordcount[lo:hi].astype(np.int64)
-        if j is None:
-            data = self._np_wordpos[start:stop]
-        else:
-            nbytes, data = _gather(nbytes, np.cumsum(nbytes) - nbytes + start, j, self._np_wordpos)
-        positions, counts = decode_gaps(data, nbytes)
-        return counts, positions
-
     def _phrase_mask(self, cand: np.ndarray, covers: list[tuple[int, int]]) -> np.ndarray:
         """Mask of the candidates where every (trigram term, offset) of ``covers`` occurs at
         its offset from one start position, i.e. where the run they cover occurs. Every
-        candidate is in each of those trigrams' postings already."""
-        return self._aligned(cand, covers, self._run_positions, trigrams=True)
+        candidate is in each of those trigrams' postings already.
 
-    def _aligned(
-        self,
-        cand: np.ndarray,
-        covers: list[tuple[int, int]],
-        read: Callable[[int, np.ndarray | None], tuple[np.ndarray, np.ndarray]],
-        trigrams: bool = False,
-    ) -> np.ndarray:
-        """Mask of the candidates where every (term, offset) of ``covers`` occurs at its offset
-        from one start position; ``read(term)`` gives the term's positions (per posting their
-        count and where they start, and the array they start in).
-
-        The rarest term (fewest positions overall) goes first, and each next term's positions
-        are read only for the candidates that still have a possible start."""
-        ptr, docs, base = (
-            (self._triptr, self._np_tridocs, self._tripbase)
-            if trigrams
-            else (self._ptr, self._np_docs, self._wordpbase)
-        )
+        The rarest trigram (fewest positions overall) goes first, and each next one's
+        positions are read only for the candidates that still have a possible start."""
+        ptr, docs, base = self._triptr, self._np_tridocs, self._tripbase
         shift = max(offset for _, offset in covers)  # keeps ``position - offset + shift`` >= 0
         covers = sorted(covers, key=lambda c: (base[c[0] + 1] - base[c[0]], c[1]))
         live = np.arange(cand.size, dtype=np.int64)  # candidates (indexes) still possible
-        starts = np.zeros(0, dtype=np.int64)  # (candidate index << 32) + start + shift
+        starts = _NONE  # (candidate index << 32) + start + shift
         for n, (term, offset) in enumerate(covers):
             lo, hi = ptr[term], ptr[term + 1]
-            # Every posting is a candidate (a frequent word): its positions are one slice.
+            # Every posting is a candidate (a frequent trigram): its positions are one slice.
             j = None if live.size == hi - lo else np.searchsorted(docs[lo:hi], cand[live])
-            counts, data = read(term, j)
+            counts, data = self._run_positions(term, j)
             # Ascending: indexes follow the candidates, positions ascend within a posting.
             keys = np.repeat(live << 32, counts)
             keys += data
             keys += shift - offset
-            if n == 0:
-                starts = keys
-            else:
-                # Both sorted and duplicate-free: a stable sort (timsort) merges the two runs
-                # in linear time, and the equal neighbours are the intersection: measured
-                # 1.7x faster than binary-searching tens of thousands of keys.
-                both = np.concatenate((starts, keys))
-                both.sort(kind="stable")
-                starts = both[1:][both[1:] == both[:-1]]
+            starts = keys if n == 0 else _intersect_sorted(starts, keys)
             if not starts.size:
                 break
             owner = starts >> 32
@@ -459,7 +546,7 @@ class Searcher:
     ) -> np.ndarray:
         """Documents in every posting range and every trigram range (both lists sorted by
         size, rarest first): the rarest list drives, the others are probed or counted."""
-        lo, hi = ranges[0]
+        lo, hi = ranges[0] if ranges else (0, self.ndocs + 1)
         if filters and filters[0][1] - filters[0][0] < hi - lo:
             # A trigram's documents are a subset of its bigrams': usually the rarest list.
             tlo, thi = filters[0]
@@ -494,6 +581,22 @@ class Searcher:
             else:
                 cand = cand[_lookup(self._np_docs[lo:hi], cand)[0]]
         return cand
+
+
+def _intersect_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Values in both sorted, duplicate-free int64 arrays, sorted. A much shorter array is
+    binary-searched in the longer one; otherwise a stable sort (timsort) merges the two runs
+    in linear time and the equal neighbours are the intersection."""
+    if a.size > b.size:
+        a, b = b, a
+    if not a.size:
+        return a
+    if a.size * 32 < b.size:
+        at = np.minimum(np.searchsorted(b, a), b.size - 1)
+        return a[b[at] == a]
+    both = np.concatenate((a, b))
+    both.sort(kind="stable")
+    return both[1:][both[1:] == both[:-1]]
 
 
 def _gather(

@@ -52,3 +52,22 @@ def test_a_long_phrase_reads_each_next_word_only_where_a_start_is_left(
     # One position per word per document: the first two words are read for all ten
     # candidates, every next word only for the five that still have a start.
     assert decoded == [10, 10, 5, 5, 5, 5]
+
+
+def test_phrases_of_kept_words_are_proven_from_their_keys(
+    decoded: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Phrases whose words' keys are kept are proven from those keys alone: no posting list
+    is intersected, and each word is decoded once, for every later query."""
+    monkeypatch.setattr(searcher, "_KEEP_DECODED", 0)
+    docs = [doc(f"alpha beta gamma delta {i}") for i in range(10)] + [doc("beta alpha")] * 10
+    s = searcher_for("en", docs)
+    intersected: list[object] = []
+    real = searcher.Searcher._intersect
+    monkeypatch.setattr(
+        searcher.Searcher, "_intersect", lambda *a: intersected.append(a) or real(*a)
+    )
+    assert hits(s, '"alpha beta" OR "gamma delta"') == set(range(10))
+    assert hits(s, '"beta alpha" OR "delta gamma"') == set(range(10, 20))
+    assert intersected == []
+    assert len(decoded) == 4  # alpha, beta, gamma, delta: once each

@@ -372,7 +372,14 @@ def test_kept_decoded_positions_prove_as_the_varint_path(
     evicts them."""
     docs = corpus(seed, language)
     a, b, c = words3(language, pick)
-    queries = [f'"{a} {b}"', f'"{a} {b} {c}"', f'"{b} {a}" OR "{c} {a}"', f'{c} -"{a} {b}"']
+    queries = [
+        f'"{a} {b}"',
+        f'"{a} {b} {c}"',
+        f'"{b} {a}" OR "{c} {a}"',
+        f'{c} -"{a} {b}"',
+        f'{c} "{a} {b}" OR "{b} {a}"',
+        f'"{a} {b}" "{b} {c}"',
+    ]
     fresh = searcher_for(language, docs)
     expected = [hits(fresh, q) for q in queries]
     for keep, budget in ((0, 1 << 30), (0, 64)):
@@ -383,3 +390,29 @@ def test_kept_decoded_positions_prove_as_the_varint_path(
             kept = searcher_for(language, docs)
             for _ in range(2):  # decoded and kept, then read from what is kept
                 assert [hits(kept, q) for q in queries] == expected
+
+
+@PROPERTY
+@given(seed=seeds, keep=st.booleans(), share=st.sampled_from([0.0, 0.03, 0.2, 0.6, 1.0]))
+def test_word_keys_are_the_positions_of_the_documents_asked(
+    seed: int, keep: bool, share: float
+) -> None:
+    """A word's keys (document << 32) + position for any set of documents, read every way
+    (kept: the whole array, a mask of the documents or a gather; not kept: decoded for those
+    documents), are exactly the positions the index stores for them."""
+    docs = corpus(seed, "en", n=200)
+    with patch.object(searcher_module, "_KEEP_DECODED", 0 if keep else 1 << 40):
+        s = searcher_for("en", docs)
+        for word in ("interest", "the", "market"):
+            term = s._word_term(word.encode())
+            lo, hi = s._ptr[term], s._ptr[term + 1]
+            postings = s._np_docs[lo:hi].astype(np.int64)
+            nbytes = s._np_wordcount[lo:hi].astype(np.int64)
+            data = s._np_wordpos[s._wordpbase[term] : s._wordpbase[term + 1]]
+            every, _ = decode_gaps(data, nbytes, postings << 32)
+            # Any documents, not only the word's: the keys are those of the word's among them.
+            asked = np.flatnonzero(np.random.default_rng(seed).random(len(docs)) < share)
+            expected = every[np.isin(every >> 32, asked)]
+            for _ in range(2):  # made (and kept, if so), then read again
+                assert s._word_keys(term, asked).tolist() == expected.tolist()
+            assert s._word_keys(term, None).tolist() == every.tolist()
