@@ -58,7 +58,7 @@ def queries(draw: st.DrawFn, language: str) -> str:
     return " ".join(terms)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(data=st.data(), language=st.sampled_from(sorted(WORDS)))
 def test_marks_as_the_previous_highlighter(data: st.DataObject, language: str) -> None:
     analyzer = get_analyzer(language)
@@ -67,7 +67,7 @@ def test_marks_as_the_previous_highlighter(data: st.DataObject, language: str) -
             "id": f"a{n}",
             "title": data.draw(texts(language, 10)),
             "summary": data.draw(texts(language, 30)),
-            "content": data.draw(texts(language, data.draw(st.sampled_from([0, 20, 200])))),
+            "content": data.draw(texts(language, data.draw(st.sampled_from([0, 20, 200, 600])))),
             "category": "news",
         }
         for n in range(data.draw(st.integers(1, 3)))
