@@ -243,15 +243,23 @@ _ZH_TABLE = np.arange(max(ZH_FOLD) + 1, dtype=np.uint32)
 _ZH_TABLE[np.fromiter(ZH_FOLD.keys(), np.uint32)] = np.fromiter(ZH_FOLD.values(), np.uint32)
 _ZH_NUMPY_CHARS = 64
 # Taiwan vocabulary (ZH_PHRASES) is looked for only where the text holds the first two
-# characters of a phrase: their keys, sorted, and the phrase lengths by first character,
-# longest first (the regex's longest match).
+# characters of a phrase: a numpy table of the characters that start a phrase and of those
+# that are second in one screens the positions, then their pairs are looked up (sorted keys
+# in numpy, a set in Python for short texts); the phrase lengths by first character, longest
+# first (the regex's longest match).
+_ZH_PAIRS = frozenset(p[:2] for p in ZH_PHRASES)
 _ZH_PREFIXES = np.unique(
     np.fromiter((ord(p[0]) << UNIGRAM_SHIFT | ord(p[1]) for p in ZH_PHRASES), np.uint64)
 )
+_ZH_FIRST = np.zeros(len(_ZH_TABLE), dtype=bool)
+_ZH_FIRST[[ord(p[0]) for p in ZH_PHRASES]] = True
+_ZH_SECOND = np.zeros(len(_ZH_TABLE), dtype=bool)
+_ZH_SECOND[[ord(p[1]) for p in ZH_PHRASES]] = True
 _ZH_LENGTHS: dict[str, tuple[int, ...]] = {}
 for _phrase in ZH_PHRASES:
     _ZH_LENGTHS[_phrase[0]] = tuple(sorted({*_ZH_LENGTHS.get(_phrase[0], ()), len(_phrase)}))[::-1]
 assert min(map(len, ZH_PHRASES)) >= 2  # a one-character phrase would have no prefix pair
+assert max(ord(c) for p in ZH_PHRASES for c in p) < len(_ZH_TABLE)
 
 
 def _zh_fold_chars(text: str) -> tuple[str, np.ndarray | None]:
@@ -269,13 +277,16 @@ def _zh_phrases(folded: str, codes: np.ndarray | None) -> list[tuple[int, int, s
     """ZH_PHRASE_RE.finditer(folded) as (start, end, replacement): at each position from
     left to right the longest phrase, the search going on after it."""
     if codes is None:
-        return [(m.start(), m.end(), ZH_PHRASES[m.group()]) for m in ZH_PHRASE_RE.finditer(folded)]
-    pairs = codes[:-1].astype(np.uint64) << np.uint64(UNIGRAM_SHIFT) | codes[1:]
-    at = np.searchsorted(_ZH_PREFIXES, pairs)
-    found = _ZH_PREFIXES[np.minimum(at, len(_ZH_PREFIXES) - 1)] == pairs
+        starts: list[int] = [p for p in range(len(folded) - 1) if folded[p : p + 2] in _ZH_PAIRS]
+    else:
+        inside = np.minimum(codes, len(_ZH_TABLE) - 1)  # beyond the table: in no phrase
+        screened = np.flatnonzero(_ZH_FIRST[inside[:-1]] & _ZH_SECOND[inside[1:]])
+        pairs = codes[screened].astype(np.uint64) << np.uint64(UNIGRAM_SHIFT) | codes[screened + 1]
+        at = np.minimum(np.searchsorted(_ZH_PREFIXES, pairs), len(_ZH_PREFIXES) - 1)
+        starts = screened[_ZH_PREFIXES[at] == pairs].tolist()
     out: list[tuple[int, int, str]] = []
     after = 0
-    for p in np.flatnonzero(found).tolist():
+    for p in starts:
         if p < after:
             continue
         for n in _ZH_LENGTHS[folded[p]]:
