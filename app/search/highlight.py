@@ -79,24 +79,16 @@ class Highlighter:
         vocabulary = self._vocabulary
         if self.analyzer.cjk:
             tokens = set(WORD_RE.findall(text, start, stop))
-            for token in tokens.difference(vocabulary.stems):  # new to the worker
-                vocabulary.learn(self.analyzer, token)
         else:  # split at ASCII separators in bytes, as the index does: faster than WORD_RE
             raws = set(Analyzer.raw_tokens(text[start:stop]))
-            for raw in raws.difference(vocabulary.raws):
+            for raw in raws.difference(vocabulary.raws):  # new to the worker
                 vocabulary.learn_raw(self.analyzer, raw)
             tokens = set()
             for stem in self.stems:
-                holding = vocabulary.raw_holders.get(stem)
-                if holding:
-                    for raw in raws & holding:
-                        tokens.update(vocabulary.raws[raw])
-        hits: set[str] = set()
-        for stem in self.stems:
-            known = vocabulary.tokens.get(stem)
-            if known:
-                hits |= tokens & known
-        return hits
+                for raw in raws.intersection(vocabulary.holders.get(stem, ())):
+                    tokens.update(vocabulary.raws[raw])
+        stems = self.stems
+        return {t for t in tokens if not stems.isdisjoint(vocabulary.learn(self.analyzer, t))}
 
     def _word_spans(self, text: str, start: int, stop: int, first: bool = False) -> list[Span]:
         """Spans of the whole words of `text` inside start..stop that match, in text order
@@ -179,38 +171,34 @@ class Highlighter:
         }
 
 
-# Stems of each text token, per language, shared by all requests of a worker: analysing a
-# token (NFKC, case and accent folding, stemming) costs about 2 us and was most of a
-# highlight's cost, while the words of news text recur. Kept both ways: token -> stems (is it
-# known?) and stem -> tokens (which tokens of a text match a query?), so a text's tokens are
-# matched with two set operations. At most _TOKEN_CACHE tokens a language (about 250 bytes
-# each with both tables); a full vocabulary is replaced by an empty one.
+# What the worker has learnt of each language's text, shared by all its requests: analysing a
+# token (NFKC, case and accent folding, stemming) costs about 2 us, and walking a text's
+# tokens one by one in Python was most of a highlight's cost, while the words of news text
+# recur. Token -> stems; for en/fr/de/es/it also piece -> tokens and stem -> pieces, so a
+# text's pieces are matched against a query with set operations. At most _TOKEN_CACHE
+# entries (tokens plus pieces) a language, ~23 MB (tracemalloc, 50,000 random ASCII words);
+# a full vocabulary is replaced by an empty one.
 _TOKEN_CACHE = 100_000
 
 
 class _Vocabulary:
-    __slots__ = ("raw_holders", "raws", "stems", "tokens")
+    __slots__ = ("holders", "raws", "stems")
 
     def __init__(self) -> None:
         self.stems: dict[str, tuple[str, ...]] = {}  # word token -> its stems
-        self.tokens: dict[str, set[str]] = {}  # stem -> word tokens
-        # en/fr/de/es/it: text split at ASCII separators (UTF-8 bytes) -> its word tokens,
-        # and stem -> the pieces holding a word token of that stem.
+        # en/fr/de/es/it: a piece of text between ASCII separators (UTF-8 bytes) -> its word
+        # tokens, and stem -> the pieces holding a token of that stem (a tuple while short).
         self.raws: dict[bytes, tuple[str, ...]] = {}
-        self.raw_holders: dict[str, set[bytes]] = {}
+        self.holders: dict[str, tuple[bytes, ...] | set[bytes]] = {}
+
+    def __len__(self) -> int:
+        return len(self.stems) + len(self.raws)
 
     def learn(self, analyzer: Analyzer, token: str) -> tuple[str, ...]:
         stems = self.stems.get(token)
-        if stems is not None:
-            return stems
-        words = analyzer.token_parts(normalize(token))[0]
-        stems = tuple(analyzer.stem_words(words)) if words else ()
-        self.stems[token] = stems
-        for stem in stems:
-            known = self.tokens.get(stem)
-            if known is None:
-                known = self.tokens.setdefault(stem, set())
-            known.add(token)
+        if stems is None:
+            words = analyzer.token_parts(normalize(token))[0]
+            stems = self.stems[token] = tuple(analyzer.stem_words(words)) if words else ()
         return stems
 
     def learn_raw(self, analyzer: Analyzer, raw: bytes) -> None:
@@ -219,10 +207,12 @@ class _Vocabulary:
         self.raws[raw] = tokens
         for token in tokens:
             for stem in self.learn(analyzer, token):
-                holders = self.raw_holders.get(stem)
-                if holders is None:
-                    holders = self.raw_holders.setdefault(stem, set())
-                holders.add(raw)
+                holders = self.holders.get(stem, ())
+                if isinstance(holders, set):
+                    holders.add(raw)
+                elif raw not in holders:  # replaced whole: readers see one or the other
+                    grown = (*holders, raw)
+                    self.holders[stem] = grown if len(grown) <= 8 else set(grown)
 
 
 _VOCABULARIES: dict[str, _Vocabulary] = {}
@@ -230,7 +220,7 @@ _VOCABULARIES: dict[str, _Vocabulary] = {}
 
 def _vocabulary(analyzer: Analyzer) -> _Vocabulary:
     vocabulary = _VOCABULARIES.get(analyzer.language)
-    if vocabulary is None or max(len(vocabulary.stems), len(vocabulary.raws)) >= _TOKEN_CACHE:
+    if vocabulary is None or len(vocabulary) >= _TOKEN_CACHE:
         vocabulary = _VOCABULARIES[analyzer.language] = _Vocabulary()
     return vocabulary
 
