@@ -14,13 +14,14 @@ index, and only for the query's positive terms (an excluded term is in no return
   is marked: ``经济`` marks ``經濟``, ``软件`` marks ``軟體``, ``경제`` marks the start of
   ``경제가``.
 
-The text is never re-analysed as a whole. Words: the text's distinct word tokens (one
-``findall``) are intersected with the tokens known to analyse to a query stem (a per-worker
-table from stem to the tokens seen with it), and only the hits are located, with str.find; a
-long content is scanned in growing chunks up to its first match, then within the snippet's
-window. CJK: the text is folded in numpy (one code-point table for Chinese characters,
-Taiwan vocabulary found from its two-character prefixes), and each query run is found with
-str.find on the folded text.
+The text is never re-analysed as a whole. Words: the text's distinct pieces (split at ASCII
+separators in bytes, as the indexer splits; ko/ja/zh: its WORD_RE tokens) are matched against
+a per-worker vocabulary (piece -> tokens, stem -> pieces, token -> stems) with set
+operations, and only the hits are located, with str.find; a long content is searched in
+growing chunks up to its first match, then within the snippet's window. CJK: the text is
+folded once (Chinese characters through a numpy code-point table, Taiwan vocabulary looked
+for only where two characters start a phrase), and each query run is found with str.find on
+the folded text.
 """
 
 from __future__ import annotations
