@@ -1,14 +1,25 @@
-"""The highlighter's output as it was before its escaping changed, kept as the oracle of
-tests/search/test_highlight_oracle.py: the same marks (app/search/highlight.py finds them),
-each piece of text escaped on its own, where the app escapes a whole snippet once with
-placeholders for the marks. The new output must equal this one byte for byte."""
+"""The highlighter as it was before it was made fast, kept as the oracle of
+tests/search/test_highlight_oracle.py: every word token of the text analysed and looked up
+in order, the whole text folded for CJK runs with a per-character map (the regex for the
+Taiwan vocabulary), and each piece of text escaped on its own. The app finds the same marks
+from set operations on tokens, chunks of the content, and a numpy fold; its output must
+equal this one byte for byte."""
 
 from __future__ import annotations
 
 import html
+import itertools
+from collections.abc import Sequence
 from typing import Any
 
-from app.search import highlight
+from app.search.analyzers import (
+    CJK_RUN_RE,
+    WORD_RE,
+    ZH_PHRASE_RE,
+    ZH_PHRASES,
+    Analyzer,
+    normalize,
+)
 from app.search.highlight import Span, _bounds, _merge, _window
 
 
@@ -26,8 +37,101 @@ def _marked(text: str, spans: list[Span], start: int, stop: int) -> str:
     return "".join(out)
 
 
-class Highlighter(highlight.Highlighter):
-    """The app's matching, the previous escaping."""
+def _fold(text: str, analyzer: Analyzer) -> tuple[str, list[int] | None, list[int] | None]:
+    folded = normalize(text)
+    starts: list[int] | None = None
+    ends: list[int] | None = None
+    if len(folded) != len(text):
+        pieces: list[str] = []
+        starts, ends = [], []
+        cuts = [0]
+        for match in CJK_RUN_RE.finditer(text):
+            cuts += match.span()
+        cuts.append(len(text))
+        for lo, hi in itertools.pairwise(cuts):
+            piece = normalize(text[lo:hi])
+            pieces.append(piece)
+            if len(piece) == hi - lo:
+                starts += range(lo, hi)
+                ends += range(lo + 1, hi + 1)
+            else:
+                for i in range(lo, hi):
+                    n = len(normalize(text[i]))
+                    starts += [i] * n
+                    ends += [i + 1] * n
+        folded = "".join(pieces)
+    if not analyzer.zh_fold:
+        return folded, starts, ends
+    folded = folded.translate(analyzer.zh_fold)
+    matches = list(ZH_PHRASE_RE.finditer(folded))
+    if not matches:
+        return folded, starts, ends
+    base_starts = starts if starts is not None else list(range(len(folded)))
+    base_ends = ends if ends is not None else list(range(1, len(folded) + 1))
+    out: list[str] = []
+    starts, ends = [], []
+    last = 0
+    for match in matches:
+        a, b = match.span()
+        out.append(folded[last:a])
+        starts += base_starts[last:a]
+        ends += base_ends[last:a]
+        replacement = ZH_PHRASES[match.group()]
+        out.append(replacement)
+        starts += [base_starts[a]] * len(replacement)
+        ends += [base_ends[b - 1]] * len(replacement)
+        last = b
+    out.append(folded[last:])
+    starts += base_starts[last:]
+    ends += base_ends[last:]
+    return "".join(out), starts, ends
+
+
+class Highlighter:
+    """The previous matching and escaping."""
+
+    def __init__(self, analyzer: Analyzer, positive_texts: Sequence[str]) -> None:
+        self.analyzer = analyzer
+        words, runs = analyzer.query_parts(" ".join(positive_texts))
+        self.stems = frozenset(analyzer.stem_words(words)) if words else frozenset()
+        self.runs = tuple(dict.fromkeys(analyzer.fold_cjk(run) for run in runs))
+
+    def _matches(self, token: str) -> bool:
+        words = self.analyzer.token_parts(normalize(token))[0]
+        return any(stem in self.stems for stem in self.analyzer.stem_words(words))
+
+    def _word_spans(self, text: str, start: int, stop: int, first_only: bool) -> list[Span]:
+        if not self.stems:
+            return []
+        spans = []
+        for match in WORD_RE.finditer(text, start, stop):
+            if not self._matches(match.group()):
+                continue
+            a, b = match.span()
+            if (a == start and a > 0 and WORD_RE.match(text, a - 1)) or (
+                b == stop and b < len(text) and WORD_RE.match(text, b)
+            ):
+                continue
+            spans.append((a, b))
+            if first_only:
+                break
+        return spans
+
+    def _cjk_spans(self, text: str) -> list[Span]:
+        if not self.runs or text.isascii():
+            return []
+        folded, starts, ends = _fold(text, self.analyzer)
+        spans = []
+        for run in self.runs:
+            i = folded.find(run)
+            while i >= 0:
+                j = i + len(run)
+                spans.append((starts[i], ends[j - 1]) if starts and ends else (i, j))
+                i = folded.find(run, i + 1)
+        return spans
+
+    def spans(self, text: str) -> list[Span]:
+        return _merge(self._word_spans(text, 0, len(text), False) + self._cjk_spans(text))
 
     def snippet(self, summary: str, content: str) -> str:
         spans = self.spans(summary)

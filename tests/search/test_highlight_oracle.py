@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.search import highlight
-from app.search.analyzers import get_analyzer
+from app.search.analyzers import ZH_PHRASE_RE, ZH_PHRASES, get_analyzer
 from app.search.query import compile_query
 from tests.search import highlight_oracle
 
@@ -58,7 +58,7 @@ def queries(draw: st.DrawFn, language: str) -> str:
     return " ".join(terms)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(data=st.data(), language=st.sampled_from(sorted(WORDS)))
 def test_marks_as_the_previous_highlighter(data: st.DataObject, language: str) -> None:
     analyzer = get_analyzer(language)
@@ -67,7 +67,7 @@ def test_marks_as_the_previous_highlighter(data: st.DataObject, language: str) -
             "id": f"a{n}",
             "title": data.draw(texts(language, 10)),
             "summary": data.draw(texts(language, 30)),
-            "content": data.draw(texts(language, data.draw(st.sampled_from([0, 20, 200])))),
+            "content": data.draw(texts(language, data.draw(st.sampled_from([0, 20, 200, 600])))),
             "category": "news",
         }
         for n in range(data.draw(st.integers(1, 3)))
@@ -78,3 +78,30 @@ def test_marks_as_the_previous_highlighter(data: st.DataObject, language: str) -
         new = highlight.Highlighter(analyzer, texts_)
         for article in articles:
             assert new.highlight(article) == old.highlight(article)
+
+
+PHRASES = sorted(ZH_PHRASES)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(
+        st.one_of(
+            st.sampled_from(PHRASES),
+            st.sampled_from(PHRASES).map(lambda p: p[:-1]),  # a phrase's prefix: no phrase
+            st.sampled_from(["的", "。", "，", "a", "經濟", "网"]),
+        ),
+        min_size=30,
+        max_size=80,
+    )
+)
+def test_taiwan_vocabulary_found_as_the_regex_finds_it(pieces: list[str]) -> None:
+    """Longest phrase first, left to right, in the numpy path (long texts) and the regex
+    path (short ones), a phrase cut by the end of the text included."""
+    text = "".join(pieces)
+    for piece in (text, text[:-1], text[:40]):
+        folded, codes = highlight._zh_fold_chars(piece)
+        expected = [
+            (m.start(), m.end(), ZH_PHRASES[m.group()]) for m in ZH_PHRASE_RE.finditer(folded)
+        ]
+        assert highlight._zh_phrases(folded, codes) == expected
