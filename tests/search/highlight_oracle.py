@@ -1,26 +1,23 @@
 """The highlighter as it was before it was made fast, kept as the oracle of
 tests/search/test_highlight_oracle.py: every word token of the text analysed and looked up
 in order, the whole text folded for CJK runs with a per-character map (the regex for the
-Taiwan vocabulary), and each piece of text escaped on its own. The app finds the same marks
+Taiwan vocabulary: `_fold_mapped`, which the app keeps for texts whose length NFKC changes),
+and each piece of text escaped on its own. The app finds the same marks
 from set operations on tokens, chunks of the content, and a numpy fold; its output must
 equal this one byte for byte."""
 
 from __future__ import annotations
 
 import html
-import itertools
 from collections.abc import Sequence
 from typing import Any
 
 from app.search.analyzers import (
-    CJK_RUN_RE,
     WORD_RE,
-    ZH_PHRASE_RE,
-    ZH_PHRASES,
     Analyzer,
     normalize,
 )
-from app.search.highlight import Span, _bounds, _merge, _window
+from app.search.highlight import Span, _bounds, _fold_mapped, _merge, _window
 
 
 def _marked(text: str, spans: list[Span], start: int, stop: int) -> str:
@@ -35,56 +32,6 @@ def _marked(text: str, spans: list[Span], start: int, stop: int) -> str:
         last = b
     out.append(html.escape(text[last:stop]))
     return "".join(out)
-
-
-def _fold(text: str, analyzer: Analyzer) -> tuple[str, list[int] | None, list[int] | None]:
-    folded = normalize(text)
-    starts: list[int] | None = None
-    ends: list[int] | None = None
-    if len(folded) != len(text):
-        pieces: list[str] = []
-        starts, ends = [], []
-        cuts = [0]
-        for match in CJK_RUN_RE.finditer(text):
-            cuts += match.span()
-        cuts.append(len(text))
-        for lo, hi in itertools.pairwise(cuts):
-            piece = normalize(text[lo:hi])
-            pieces.append(piece)
-            if len(piece) == hi - lo:
-                starts += range(lo, hi)
-                ends += range(lo + 1, hi + 1)
-            else:
-                for i in range(lo, hi):
-                    n = len(normalize(text[i]))
-                    starts += [i] * n
-                    ends += [i + 1] * n
-        folded = "".join(pieces)
-    if not analyzer.zh_fold:
-        return folded, starts, ends
-    folded = folded.translate(analyzer.zh_fold)
-    matches = list(ZH_PHRASE_RE.finditer(folded))
-    if not matches:
-        return folded, starts, ends
-    base_starts = starts if starts is not None else list(range(len(folded)))
-    base_ends = ends if ends is not None else list(range(1, len(folded) + 1))
-    out: list[str] = []
-    starts, ends = [], []
-    last = 0
-    for match in matches:
-        a, b = match.span()
-        out.append(folded[last:a])
-        starts += base_starts[last:a]
-        ends += base_ends[last:a]
-        replacement = ZH_PHRASES[match.group()]
-        out.append(replacement)
-        starts += [base_starts[a]] * len(replacement)
-        ends += [base_ends[b - 1]] * len(replacement)
-        last = b
-    out.append(folded[last:])
-    starts += base_starts[last:]
-    ends += base_ends[last:]
-    return "".join(out), starts, ends
 
 
 class Highlighter:
@@ -120,7 +67,7 @@ class Highlighter:
     def _cjk_spans(self, text: str) -> list[Span]:
         if not self.runs or text.isascii():
             return []
-        folded, starts, ends = _fold(text, self.analyzer)
+        folded, starts, ends = _fold_mapped(text, normalize(text), self.analyzer)
         spans = []
         for run in self.runs:
             i = folded.find(run)
