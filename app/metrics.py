@@ -19,7 +19,7 @@ import os
 import threading
 import time
 import weakref
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Iterator
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
@@ -150,7 +150,9 @@ class Metrics:
         with self._lock:
             pending = self._pending
             # (route, method, status) -> [count, latency sum, count per latency bucket]
-            tallies: dict[tuple[str, str, int], list[Any]] = {}
+            tallies: defaultdict[tuple[str, str, int], list[Any]] = defaultdict(
+                lambda: [0, 0.0, [0] * (len(_LATENCY_BUCKETS) + 1)]
+            )
             for _ in range(len(pending)):  # what is queued now; later requests wait
                 template, method, status, elapsed = pending.popleft()
                 key = (
@@ -158,9 +160,7 @@ class Metrics:
                     method if method in _METHODS else "other",  # bounded keys
                     http_status_to_code(status),
                 )
-                tally = tallies.get(key)
-                if tally is None:
-                    tally = tallies[key] = [0, 0.0, [0] * (len(_LATENCY_BUCKETS) + 1)]
+                tally = tallies[key]
                 tally[0] += 1
                 tally[1] += elapsed
                 tally[2][bisect.bisect_left(_LATENCY_BUCKETS, elapsed)] += 1  # first bound >=
@@ -170,9 +170,7 @@ class Metrics:
                     continue
                 times = log[:n]
                 del log[:n]
-                tally = tallies.get(key)
-                if tally is None:
-                    tally = tallies[key] = [0, 0.0, [0] * (len(_LATENCY_BUCKETS) + 1)]
+                tally = tallies[key]
                 tally[0] += n
                 tally[1] += sum(times)
                 if max(times) <= _LATENCY_BUCKETS[0]:  # as good as always: a few µs each
