@@ -592,8 +592,7 @@ def _intersect_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if not a.size:
         return a
     if a.size * 32 < b.size:
-        at = np.minimum(np.searchsorted(b, a), b.size - 1)
-        return a[b[at] == a]
+        return a[_lookup(b, a)[0]]
     both = np.concatenate((a, b))
     both.sort(kind="stable")
     return both[1:][both[1:] == both[:-1]]
