@@ -52,7 +52,8 @@ SNIPPET_CHARS = 240
 _LEAD_CHARS = 60
 # Where a cut snippet may start after or end before: spaces, and CJK sentence ends.
 _BREAK_RE = re.compile("[\\s\u3002\uff01\uff1f]")
-# A token found by str.find is a whole word when neither neighbour is a word character.
+# CJK characters, which WORD_RE's class leaves out (they are runs): _is_word_char, which
+# tells whether a token found by str.find has a word character beside it.
 _CJK_CHAR_RE = re.compile(f"[{CJK_CLASS}]")
 # The content is searched for its first word match in chunks of this many characters and
 # more (doubling), cut at a break: most first matches are near the start.
