@@ -15,6 +15,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from urllib.parse import quote
 
@@ -27,6 +28,7 @@ from app.bundle import versions
 from tests.helpers import bundle_object
 from tests.reliability.harness import (
     SAMPLE_SRC,
+    Reply,
     Server,
     TcpProxy,
     sample_article_ids,
@@ -40,27 +42,35 @@ def comments_path(article_id: str) -> str:
     return f"/api/v1/en/articles/{quote(article_id, safe='')}/comments"
 
 
+def past_fail_fast(send: Callable[[], Reply]) -> Reply:
+    """The reply to `send()`, sent again while it is a 503 for up to 10 s: `recovered` cannot
+    tell which worker answered, so the other one may still be inside its short fail-fast
+    window after the outage (a 503 there is before any write: nothing is stored). A lasting
+    503 is returned, for the caller's assertion to fail."""
+    deadline = time.monotonic() + 10
+    reply = send()
+    while reply.status == 503 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        reply = send()
+    return reply
+
+
 def post_acked(srv: Server, article_id: str, n: int, tag: str) -> list[str]:
-    """Create n comments; the ids of those acknowledged with 201."""
+    """Create n comments (each retried past a worker's fail-fast window); the ids of those
+    acknowledged with 201."""
     ids = []
     for i in range(n):
-        reply = srv.post_comment("en", article_id, f"{tag} {i}")
+        reply = past_fail_fast(partial(srv.post_comment, "en", article_id, f"{tag} {i}"))
         assert reply.status == 201, reply.body
         ids.append(reply.json()["id"])
     return ids
 
 
 def assert_all_present(srv: Server, article_id: str, ids: list[str]) -> None:
-    """Every acknowledged comment is still there. A 503 is retried for a while: `recovered`
-    cannot tell which worker answered, so the other one may still be inside its short
-    fail-fast window after the outage; a 404 (lost) or a lasting 503 fails."""
+    """Every acknowledged comment is still there: a 404 (lost) or a lasting 503 fails."""
     for comment_id in ids:
         path = f"{comments_path(article_id)}/{comment_id}"
-        deadline = time.monotonic() + 10
-        status = srv.request("GET", path).status
-        while status == 503 and time.monotonic() < deadline:
-            time.sleep(0.2)
-            status = srv.request("GET", path).status
+        status = past_fail_fast(partial(srv.request, "GET", path)).status
         assert status == 200, f"acknowledged comment {comment_id} lost: {status}"
 
 
