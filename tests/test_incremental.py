@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from app.build import builder, policy
 from app.build.records import SourceError
 from app.bundle import format as fmt
+from app.bundle.errors import BundleError
 from app.bundle.language import SearchPage
 from app.bundle.reader import Bundle
 from app.config import Settings
@@ -432,3 +433,59 @@ def test_a_word_left_only_in_retracted_articles_after_a_merge(tmp_path: Path) ->
     )
     totals = [client.simulate_get(url).json["total"] for url in urls]
     assert totals == [1, 0, 2, 2]
+
+
+def pair_lists(out: Path, language: str) -> list[list[str]]:
+    return [s.search_meta()["pair_words"] for s in Bundle.load(out).languages[language].segments]
+
+
+def test_pair_words_are_kept_by_publishes_and_chosen_again_by_full_builds(
+    tmp_path: Path,
+) -> None:
+    """A language's pair words (app/search/pair_words.py) come from its first build, every
+    later segment has the same ones, and a --full build chooses them from the archive."""
+    src, out = tmp_path / "src", tmp_path / "out"
+
+    def articles(prefix: str, word: str, n: int) -> list[dict]:
+        return [
+            good(f"{prefix}{i}", language="en", title=f"{word} river {i}", content=f"{word} " * 3)
+            for i in range(n)
+        ]
+
+    write_jsonl(src / "a.jsonl", articles("a", "storm", 6))
+    builder.build(src, out, jobs=1)
+    (first,) = pair_lists(out, "en")
+    assert "storm" in first and "vote" not in first
+    write_jsonl(src / "b.jsonl", articles("b", "vote", 30))
+    builder.build(src, out, jobs=1, merge="none")
+    assert pair_lists(out, "en") == [first, first]
+    data = Bundle.load(out).languages["en"]
+    assert data.search_page('"vote river"', SearchPage(), None, 0, 50)[0] == 30
+    builder.build(src, out, jobs=1, merge="all")
+    assert pair_lists(out, "en") == [first]
+    builder.build(src, out, jobs=1, full=True)
+    (chosen,) = pair_lists(out, "en")
+    assert "vote" in chosen and "storm" not in chosen  # 6 of 36 articles: below one each
+    data = Bundle.load(out).languages["en"]
+    assert data.search_page('"vote river"', SearchPage(), None, 0, 50)[0] == 30
+
+
+def test_segments_with_different_pair_words_are_neither_merged_nor_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(5)
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_jsonl(src / "a.jsonl", [make_article(rng, "en", f"a{i}") for i in range(5)])
+    builder.build(src, out, jobs=1)
+    served = (out / "manifest.json").read_bytes()
+    write_jsonl(src / "b.jsonl", [make_article(rng, "en", f"b{i}") for i in range(5)])
+    with monkeypatch.context() as patch:
+        # A builder that forgot the lineage: the new segment gets another list.
+        patch.setattr(builder, "_pair_list", lambda *a: builder._Done(("zebra",)))
+        with pytest.raises(ValueError, match="en: segments with different pair words"):
+            builder.build(src, out, jobs=1, merge="all")
+        with pytest.raises(BundleError, match="segments index different pair words"):
+            builder.build(src, out, jobs=1, merge="none")
+    # Neither was committed: the bundle served is the one before.
+    assert (out / "manifest.json").read_bytes() == served
+    assert Bundle.load(out).languages["en"].count == 5

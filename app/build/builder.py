@@ -30,9 +30,10 @@ import orjson
 
 from app import surrogate_keys
 from app.build import policy, retractions, stories
-from app.build.compile import compile_segment
+from app.build.compile import compile_segment, index_doc
 from app.build.generation import build_generation
 from app.build.merge import SegmentReader, merge_segments
+from app.build.records import Article
 from app.build.site import build_site
 from app.build.sources import LINE_RECORD, NewArticle, NewArticles, Previous, scan
 from app.bundle import format as fmt
@@ -46,8 +47,9 @@ from app.bundle.objects import ObjectEntry, ObjectStore, write_atomically
 from app.bundle.reader import check_objects
 from app.languages import LANGUAGES
 from app.public_urls import PublicUrls
-from app.search import layout
+from app.search import layout, pair_words
 from app.search.analyzers import CJK_LANGUAGES
+from app.search.indexer import choose_pair_words
 
 # Articles per newly compiled segment: compiling 2,000 CJK articles peaks at about 550 MB
 # (numpy n-gram arrays), so two compiles in parallel and the builder stay under 2 GB.
@@ -99,13 +101,7 @@ def purge_keys(report: BuildReport, site_changed: bool) -> list[str]:
     return keys + site
 
 
-def _compile_job(
-    out: str,
-    language: str,
-    articles: list[NewArticle | stories.KeptArticle],
-    urls: PublicUrls,
-) -> tuple[dict, dict]:
-    store = ObjectStore(Path(out))
+def _read(articles: list[NewArticle | stories.KeptArticle]) -> list[Article]:
     handles: dict[Path, Any] = {}
     try:
         records = []
@@ -117,7 +113,25 @@ def _compile_job(
     finally:
         for fh in handles.values():
             fh.close()
-    files = compile_segment(language, records, [a.hash for a in articles], urls)
+    return records
+
+
+def _pair_words_job(
+    language: str, articles: list[NewArticle | stories.KeptArticle]
+) -> tuple[str, ...]:
+    return choose_pair_words(language, [index_doc(a) for a in _read(articles)])
+
+
+def _compile_job(
+    out: str,
+    language: str,
+    articles: list[NewArticle | stories.KeptArticle],
+    urls: PublicUrls,
+    pair_list: tuple[str, ...],
+) -> tuple[dict, dict]:
+    store = ObjectStore(Path(out))
+    records = _read(articles)
+    files = compile_segment(language, records, [a.hash for a in articles], urls, pair_list)
     desc_files: dict[str, str] = {}
     entries: dict[str, ObjectEntry] = {}
     for name in sorted(files):
@@ -125,6 +139,30 @@ def _compile_job(
         desc_files[name] = obj
         entries[obj] = entry
     return {"docs": len(records), "files": desc_files}, entries
+
+
+def _pair_words_of(store: ObjectStore, desc: dict[str, Any]) -> tuple[str, ...]:
+    """The pair words a segment's search index numbers (its search.meta)."""
+    meta = orjson.loads(store.path(desc["files"][layout.META]).read_bytes())
+    return tuple(meta["pair_words"])
+
+
+def _pair_list(
+    store: ObjectStore,
+    built_on: dict[str, Any] | None,
+    language: str,
+    new: list[NewArticle | stories.KeptArticle],
+    run: Any,
+) -> Any:
+    """A future of the language's pair words: those of its segments in the bundle built on
+    (every segment of a language has the same), else chosen from a sample of `new`."""
+    segments = [] if built_on is None else built_on["languages"][language]["segments"]
+    if segments:
+        return _Done(_pair_words_of(store, segments[0]))
+    if language in CJK_LANGUAGES or not new:
+        return _Done(())
+    chosen = [new[i] for i in pair_words.sample(len(new))]
+    return run(_pair_words_job, language, chosen, work=len(chosen))
 
 
 def _merge_job(
@@ -368,8 +406,11 @@ def _plan_languages(
     def run(fn: Any, *args: Any, work: int) -> Any:
         return executor.submit(fn, *args, work=work)
 
-    # 1. Compile new and changed articles into new segments, in list order, in chunks.
+    # 1. Compile new and changed articles into new segments, in list order, in chunks, with
+    # the language's pair words: those of the bundle built on, else chosen from a sample of
+    # the new articles (app/search/pair_words.py).
     compiles: dict[str, list[Any]] = {lang: [] for lang in LANGUAGES}
+    pending_new: dict[str, list[NewArticle | stories.KeptArticle]] = {}
     for language in LANGUAGES:
         pending = result.new.get(language, NewArticles())
         translations = story_plan.new.get(language, {})
@@ -382,13 +423,29 @@ def _plan_languages(
         again = story_plan.again.get(language, [])
         if again:  # served articles whose translations changed join the new segment
             new = sorted([*new, *again], key=lambda a: (-a.published, a.id))
-        size = CHUNK_ARTICLES[language in CJK_LANGUAGES]
-        for start in range(0, len(new), size):
-            compiles[language].append(
-                run(_compile_job, str(out), language, new[start : start + size], urls, work=size)
-            )
+        pending_new[language] = new
         report.changed_articles[language] = [a.id for a in new]
         report.changed_categories[language] = []
+    pair_lists = {
+        language: _pair_list(store, built_on, language, new, run)
+        for language, new in pending_new.items()
+    }
+    for language, new in pending_new.items():
+        size = CHUNK_ARTICLES[language in CJK_LANGUAGES]
+        pair_list = pair_lists[language].result()
+        for start in range(0, len(new), size):
+            compiles[language].append(
+                run(
+                    _compile_job,
+                    str(out),
+                    language,
+                    new[start : start + size],
+                    urls,
+                    pair_list,
+                    work=size,
+                )
+            )
+    del pending_new
     # 2. Old segments with their deleted documents: every gid not kept is deleted.
     segments: dict[str, list[dict[str, Any]]] = {}
     deleted: dict[str, list[np.ndarray]] = {}
@@ -479,6 +536,12 @@ def _plan_languages(
                 del deleted[language][i]
             segments[language].insert(first, desc)
             deleted[language].insert(first, np.zeros(0, dtype=np.int64))
+    # Every segment of a language must number the same pair words (app/search/pair_words.py),
+    # or the server would refuse the bundle: refuse it here, before anything is committed.
+    for language in LANGUAGES:
+        lists = {_pair_words_of(store, desc) for desc in segments[language]}
+        if len(lists) > 1:
+            raise BundleError(f"language {language}: segments index different pair words")
     # 4. Generations: each sorts every live article of its language (and renders its changed
     # feeds), so on a large archive they run side by side in worker processes.
     generations = {

@@ -93,11 +93,21 @@ def packed(strings: list[bytes]) -> tuple[bytes, bytes]:
     return b"".join(strings), off.tobytes()
 
 
+def index_doc(a: Article) -> IndexDoc:
+    """The fields of an article that its language's search index holds."""
+    return IndexDoc(a.title, a.summary, a.content, a.tags)
+
+
 def compile_segment(
-    language: str, articles: list[Article], line_hashes: list[bytes], urls: PublicUrls
+    language: str,
+    articles: list[Article],
+    line_hashes: list[bytes],
+    urls: PublicUrls,
+    pair_list: tuple[str, ...],
 ) -> dict[str, bytes]:
     """The files of one segment (app.bundle.format): `articles` with the hash of each one's
-    source line, any order in, list order out. Deterministic: same input, same bytes."""
+    source line, any order in, list order out; `pair_list`, the language's pair words
+    (app/search/pair_words.py). Deterministic: same input, same bytes."""
     order = sorted(
         range(len(articles)), key=lambda i: (-epoch_micros(articles[i].published), articles[i].id)
     )
@@ -127,9 +137,7 @@ def compile_segment(
     files[fmt.CATEGORY_OF] = array("I", [number[a.category] for a in ordered]).tobytes()
     files[fmt.LINES] = b"".join(line_hashes[i] for i in order)
     files[fmt.SEG_CORRECTIONS] = corrections_json(ordered)
-    search_files = build_index(
-        language, [IndexDoc(a.title, a.summary, a.content, a.tags) for a in ordered]
-    )
+    search_files = build_index(language, [index_doc(a) for a in ordered], pair_list)
     for name, data in search_files.items():
         if not name.startswith(fmt.SEARCH_PREFIX) or "/" in name:
             raise ValueError(f"search index produced a misnamed file {name!r}")

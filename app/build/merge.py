@@ -249,6 +249,11 @@ def _merge_index(
     entries: dict[str, ObjectEntry],
 ) -> None:
     metas = [r.search_meta() for r in readers]
+    # Pair postings are copied as they are, so every input must number the same pair words
+    # (app/search/pair_words.py: a language keeps its list from one --full build to the next).
+    pair_list = metas[0]["pair_words"]
+    if any(m["pair_words"] != pair_list for m in metas):
+        raise ValueError(f"{language}: segments with different pair words cannot be merged")
 
     def release() -> None:
         for reader in readers:
@@ -366,6 +371,7 @@ def _merge_index(
     meta_bytes = index_meta(
         language,
         n,
+        pair_list,
         words=nw,
         unigrams=int(nu),
         bigrams=int(nb),

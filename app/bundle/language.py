@@ -135,7 +135,12 @@ class LanguageData:
             deleted = np.flatnonzero(mine == search.DELETED)
             seg.whole = not deleted.size
             self._search_segments.append(search.Segment(searcher, mine, deleted))
-        self._analyzer = get_analyzer(language)
+        # Queries compile with the segments' pair words, one list a language (merges and
+        # incremental builds keep it: app/search/pair_words.py).
+        analyzers = {searcher.analyzer.pair_words for searcher in searchers}
+        if len(analyzers) > 1:
+            raise BundleError(f"{where}: segments index different pair words")
+        self._analyzer = searchers[0].analyzer if searchers else get_analyzer(language)
         id_gids = gen[fmt.IDS_GID].cast(fmt.POSITION_TYPECODE)
         if len(id_gids) != self.count:
             raise BundleError(f"{where}/ids: index size does not match {self.count} articles")

@@ -18,8 +18,9 @@ and the indexer calls the same functions (vectorised around them, never re-imple
 * in ko/ja/zh documents, two runs apart only by whitespace or punctuation are joined by a run
   gap (RUN_GAP) whose spanning trigrams are indexed too, so a quoted phrase's runs are proven
   adjacent (``"차량 가격을"``) like one run.
-* in en/fr/de/es/it documents, two of the language's most frequent words (FREQUENT_WORDS) at
-  adjacent positions are also posted as one pair term, so ``"of the"`` is one posting list.
+* in en/fr/de/es/it documents, two of the index's pair words (app/search/pair_words.py: the
+  archive's most frequent words) at adjacent positions are also posted as one pair term, so
+  ``"of the"`` is one posting list.
 
 Two tokenisation paths, each used by documents and queries of its languages alike:
 
@@ -163,29 +164,11 @@ ZH_FOLD: dict[int, int] = {
     ord(T2S_PAIRS[i]): ord(T2S_PAIRS[i + 1]) for i in range(0, len(T2S_PAIRS), 2)
 }
 
-# Stored in every index and checked by the Searcher: an index built by another analyser
-# version (or another Chinese table) would silently miss matches, so it is refused instead.
-# The most frequent words of each Latin language. A pair of them at adjacent word positions
-# is posted as a term of its own (PAIR_MARK keys among the trigram postings), so a phrase of
-# two such words (``"of the"``) is one posting list instead of a proof over their many
-# positions, and a longer phrase holding such a pair starts from that list.
-FREQUENT_WORDS: dict[str, str] = {
-    "en": "the of and to a in is that for it as was with be by on not he this are or his "
-    "from at which but have an they you were her she there been one all we their has would",
-    "fr": "de la le et les des en un une du est que pour dans qui au par sur pas plus ne se "
-    "a il ce sont aux avec son sa ses ou elle nous",
-    "de": "der die und in den von zu das mit sich des auf für ist im dem nicht ein eine als "
-    "auch es an werden aus er hat dass sie nach bei",
-    "es": "de la que el en y a los del se las por un para con no una su al lo como más pero "
-    "sus le ha me si sin sobre este ya",
-    "it": "di e il la che a in per un del è non le una con i da dei si al della come più "
-    "anche gli ha nel ma alla sono",
-}
 PAIR_MARK = 1  # first field of a pair key: no character of a trigram (CJK or the run gap)
 
-ANALYZER_VERSION = "5.{:08x}".format(
-    zlib.crc32((T2S_PAIRS + PHRASE_PAIRS + repr(sorted(FREQUENT_WORDS.items()))).encode("utf-8"))
-)
+# Stored in every index and checked by the Searcher: an index built by another analyser
+# version (or another Chinese table) would silently miss matches, so it is refused instead.
+ANALYZER_VERSION = "6.{:08x}".format(zlib.crc32((T2S_PAIRS + PHRASE_PAIRS).encode("utf-8")))
 
 # Taiwan vocabulary -> Mainland vocabulary (``软体`` -> ``软件``), applied after character
 # folding on both sides. Longest match, left to right, as OpenCC converts: the regex is a
@@ -274,7 +257,7 @@ class QueryTerms:
 class Analyzer:
     """Text analysis for one language. Thread-safe: each thread gets its own C stemmer."""
 
-    def __init__(self, language: str) -> None:
+    def __init__(self, language: str, pair_words: tuple[str, ...] = ()) -> None:
         if language not in SUPPORTED:
             raise ValueError(f"no analyser for language {language!r}")
         self.language = language
@@ -282,14 +265,13 @@ class Analyzer:
         self.stemmer_name = LATIN_STEMMERS.get(language, "english")
         self.zh_fold: dict[int, int] = ZH_FOLD if language in ZH_LANGUAGES else {}
         self._local = threading.local()
-        # Stem of each frequent word -> its number in pair keys (empty: no pair postings).
-        words = FREQUENT_WORDS.get(language, "").split()
-        folded = [w for raw in words for w in self.token_parts(normalize(raw))[0]]
-        stems = self.stem_words(folded) if folded else []
-        self.frequent: dict[str, int] = {s: i for i, s in enumerate(dict.fromkeys(stems))}
+        # Pair word (a stem, app/search/pair_words.py) -> its number in pair keys; empty: no
+        # pair terms. Set by the index the analyser serves: it is the index's own list.
+        self.pair_words = pair_words
+        self.frequent: dict[str, int] = {s: i for i, s in enumerate(pair_words)}
 
     def pair_key(self, first: str, second: str) -> int | None:
-        """The pair term of two stems at adjacent positions, when both are frequent."""
+        """The pair term of two stems at adjacent positions, when both are pair words."""
         i, j = self.frequent.get(first), self.frequent.get(second)
         if i is None or j is None:
             return None
@@ -413,13 +395,16 @@ class Analyzer:
         )
 
 
-_ANALYZERS: dict[str, Analyzer] = {}
+# One per (language, pair words): a worker sees one list a language per --full build.
+_ANALYZERS: dict[tuple[str, tuple[str, ...]], Analyzer] = {}
 _ANALYZERS_LOCK = threading.Lock()
 
 
-def get_analyzer(language: str) -> Analyzer:
+def get_analyzer(language: str, pair_words: tuple[str, ...] = ()) -> Analyzer:
+    """The shared analyser of a language and a list of pair words (an index's own)."""
+    key = (language, pair_words)
     with _ANALYZERS_LOCK:
-        analyzer = _ANALYZERS.get(language)
+        analyzer = _ANALYZERS.get(key)
         if analyzer is None:
-            analyzer = _ANALYZERS[language] = Analyzer(language)
+            analyzer = _ANALYZERS[key] = Analyzer(language, pair_words)
         return analyzer

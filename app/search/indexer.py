@@ -16,7 +16,7 @@ from itertools import chain
 import numpy as np
 import orjson
 
-from app.search import layout
+from app.search import layout, pair_words
 from app.search.analyzers import (
     ANALYZER_VERSION,
     PAIR_MARK,
@@ -328,14 +328,16 @@ def _pairs(
     )
 
 
-def index_meta(language: str, docs: int, **counts: int | str) -> bytes:
-    """search.meta: versions, sizes and array types, which the Searcher checks at load."""
+def index_meta(language: str, docs: int, pair_list: Sequence[str], **counts: int | str) -> bytes:
+    """search.meta: versions, sizes and array types, which the Searcher checks at load, and
+    the index's pair words."""
     meta = {
         "format": layout.FORMAT_VERSION,
         "analyzer": ANALYZER_VERSION,
         "language": language,
         "docs": docs,
         "doc_type": "H" if docs <= layout.SHORT_DOC_LIMIT else "I",
+        "pair_words": list(pair_list),
         **counts,
     }
     return orjson.dumps(meta, option=orjson.OPT_SORT_KEYS)
@@ -428,14 +430,35 @@ def fold_zh_code_points(
     return np.concatenate(parts), lengths
 
 
-def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
+def _tokenize(analyzer: Analyzer, docs: Sequence[IndexDoc]) -> _Words:
+    return (_tokenize_cjk if analyzer.cjk else _tokenize_latin)(analyzer, docs)
+
+
+def _chosen_pair_words(analyzer: Analyzer, words: _Words, ndocs: int) -> tuple[str, ...]:
+    counts = np.bincount(words.term, minlength=len(words.terms))
+    return pair_words.choose(analyzer, words.terms, counts, ndocs)
+
+
+def choose_pair_words(language: str, docs: Sequence[IndexDoc]) -> tuple[str, ...]:
+    """The pair words (app/search/pair_words.py) that docs, a sample of an archive, give."""
+    analyzer = get_analyzer(language)
+    return _chosen_pair_words(analyzer, _tokenize(analyzer, docs), len(docs))
+
+
+def build_index(
+    language: str, docs: Sequence[IndexDoc], pair_list: tuple[str, ...] | None = None
+) -> dict[str, bytes]:
     """docs are given in list order: position 0 is the newest article (published_at desc,
     then id asc). Returns the "search.*" files of the language's bundle directory; the output
-    is deterministic (same input -> byte-identical output)."""
-    analyzer = get_analyzer(language)
+    is deterministic (same input -> byte-identical output). ``pair_list``: the pair words of
+    the archive the segment belongs to (app/search/pair_words.py); None chooses them from
+    docs, as for a whole archive."""
     ndocs = len(docs)
     nseg = ndocs * _NFIELDS
-    words = (_tokenize_cjk if analyzer.cjk else _tokenize_latin)(analyzer, docs)
+    words = _tokenize(get_analyzer(language), docs)
+    if pair_list is None:
+        pair_list = _chosen_pair_words(get_analyzer(language), words, ndocs)
+    analyzer = get_analyzer(language, pair_list)
 
     # CJK code points of all segments in one array, "\n" between runs.
     piece_lengths = np.fromiter(map(len, words.cjk_pieces), dtype=np.int64, count=nseg)
@@ -607,6 +630,7 @@ def build_index(language: str, docs: Sequence[IndexDoc]) -> dict[str, bytes]:
     meta = index_meta(
         language,
         ndocs,
+        pair_list,
         words=len(words.terms),
         unigrams=int(unigram_cps.size),
         bigrams=int(bigram_keys.size),

@@ -10,7 +10,9 @@ All arrays are little-endian, fixed width, one per file, so the Searcher reads t
 =================  ===========================  =============================================
 file               type                         content
 =================  ===========================  =============================================
-search.meta        JSON                         format/analyser version, counts, parameters
+search.meta        JSON                         format/analyser version, counts, parameters,
+                                                pair_words (the pair terms' words, numbered
+                                                as listed: app/search/pair_words.py)
 search.words       UTF-8 bytes                  stemmed word terms, sorted, concatenated
 search.wordoff     uint32 x (words + 1)         byte offset of each word term in search.words
 search.unigrams    uint32 x unigrams            sorted code points of indexed CJK characters
@@ -24,9 +26,10 @@ search.trigrams    uint64 x trigrams            sorted CJK trigram keys (``cp1 <
                                                 ko/ja/zh also post the trigrams that span a
                                                 run gap (RUN_GAP, 0x20: only whitespace or
                                                 punctuation between two runs of a field);
-                                                en/fr/de/es/it the pairs of adjacent frequent
-                                                words (``1 << 42 | i << 21 | j``, first of
-                                                all keys; one position 0 each, unused)
+                                                en/fr/de/es/it the pairs of adjacent pair
+                                                words (``1 << 42 | i << 21 | j``, i and j
+                                                their numbers in pair_words; first of all
+                                                keys; one position 0 each, unused)
 search.triptr      uint32 x (trigrams + 1)      trigram t's documents: tridocs[triptr[t] ..
                                                 triptr[t + 1]]
 search.tridocs     uint16 or uint32 x           document positions, ascending within a
@@ -53,7 +56,8 @@ search.wordpos     uint8 x bytes                per word posting, where the word
 
 from __future__ import annotations
 
-FORMAT_VERSION = 6
+# 7: pair_words in search.meta (the archive's own list, no longer the analyser's).
+FORMAT_VERSION = 7
 
 META = "search.meta"
 WORDS = "search.words"

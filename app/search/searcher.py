@@ -36,6 +36,7 @@ from app.search.analyzers import (
     ANALYZER_VERSION,
     PAIR_MARK,
     UNIGRAM_SHIFT,
+    Analyzer,
     QueryTerms,
     get_analyzer,
 )
@@ -101,6 +102,10 @@ class Searcher:
             count_type = str(meta["count_type"])
             nword_positions = int(meta["word_positions"])
             wcount_type = str(meta["wcount_type"])
+            listed = meta["pair_words"]
+            if not isinstance(listed, list) or not all(isinstance(w, str) for w in listed):
+                raise TypeError("pair_words must be a list of strings")
+            pair_list = tuple(listed)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"search index for {language}: incomplete meta: {exc}") from exc
         if (
@@ -113,10 +118,13 @@ class Searcher:
 
         self.language = language
         self.ndocs = ndocs
-        self._analyzer = get_analyzer(language)
-        # Number of a frequent word in pair keys -> its stem (empty: no pair postings), and
+        if len(set(pair_list)) != len(pair_list) or len(pair_list) >= 1 << UNIGRAM_SHIFT:
+            raise ValueError(f"search index for {language}: bad pair words")
+        # Queries compile against this index's own pair words (app/search/pair_words.py).
+        self.analyzer: Analyzer = get_analyzer(language, pair_list)
+        # Number of a pair word in pair keys -> its stem (empty: no pair postings), and
         # -> its posting range here, found on first use (_paired).
-        self._pair_stems = {i: stem for stem, i in self._analyzer.frequent.items()}
+        self._pair_stems = {i: stem for stem, i in self.analyzer.frequent.items()}
         self._pair_ranges: dict[int, tuple[int, int]] = {}
         self._nwords = nwords
         self._words = files[layout.WORDS]
@@ -422,7 +430,7 @@ class Searcher:
     def search(self, query: str, offset: int, limit: int) -> tuple[int, list[int]]:
         """This index alone, every document live: (total, local documents of the page)."""
         everything = Segment(self, np.arange(self.ndocs, dtype=np.uint32), _NONE)
-        return search([everything], compile_query(query, self._analyzer), offset, limit)
+        return search([everything], compile_query(query, self.analyzer), offset, limit)
 
     def _word_phrase_mask(self, cand: np.ndarray, terms: list[int]) -> np.ndarray:
         """Mask of the candidates where the word terms occur at consecutive positions. Every

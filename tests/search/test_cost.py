@@ -1,5 +1,6 @@
 """The work a query does, counted (not timed): positions are read only for the documents
-still undecided (docs/search.md, "Cost model")."""
+still undecided (docs/search.md, "Cost model"). The indexes here post no pair terms (an
+empty pair list), so every phrase is proven from positions."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def decoded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def test_or_alternatives_skip_documents_already_matched(decoded: list[int]) -> None:
     docs = [doc(f"alpha beta gamma delta {i}") for i in range(20)]
-    s = searcher_for("en", docs)
+    s = searcher_for("en", docs, ())
     assert hits(s, '"alpha beta" OR "gamma delta"') == set(range(20))
     # The first alternative matched every document: the second reads no position at all.
     assert len(decoded) == 2
@@ -35,7 +36,7 @@ def test_or_alternatives_skip_documents_already_matched(decoded: list[int]) -> N
 
 def test_exclusions_read_only_the_candidates_left(decoded: list[int]) -> None:
     docs = [doc("alpha beta gamma delta")] * 10 + [doc("alpha gamma beta delta")] * 10
-    s = searcher_for("en", docs)
+    s = searcher_for("en", docs, ())
     assert hits(s, 'alpha -"alpha beta" -"gamma delta"') == set(range(10, 20))
     # Either exclusion may run first; the second reads the positions of what is left only.
     first, second = sum(decoded[:2]), sum(decoded[2:])
@@ -47,7 +48,7 @@ def test_a_long_phrase_reads_each_next_word_only_where_a_start_is_left(
 ) -> None:
     whole = "one two three four five six"
     broken = "one x two three four five six"  # every word, but "one two" not adjacent
-    s = searcher_for("en", [doc(whole)] * 5 + [doc(broken)] * 5)
+    s = searcher_for("en", [doc(whole)] * 5 + [doc(broken)] * 5, ())
     assert hits(s, f'"{whole}"') == set(range(5))
     # One position per word per document: the first two words are read for all ten
     # candidates, every next word only for the five that still have a start.
@@ -61,7 +62,7 @@ def test_phrases_of_kept_words_are_proven_from_their_keys(
     is intersected, and each word is decoded once, for every later query."""
     monkeypatch.setattr(searcher, "_KEEP_DECODED", 0)
     docs = [doc(f"alpha beta gamma delta {i}") for i in range(10)] + [doc("beta alpha")] * 10
-    s = searcher_for("en", docs)
+    s = searcher_for("en", docs, ())
     intersected: list[object] = []
     real = searcher.Searcher._intersect
     monkeypatch.setattr(

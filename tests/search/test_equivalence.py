@@ -33,7 +33,7 @@ def cjk_texts(s: Searcher, docs: Sequence[IndexDoc]) -> list[str]:
     """Each document's CJK runs, normalised and zh-folded, one per line."""
     return [
         "\n".join(
-            s._analyzer.fold_cjk(run)
+            s.analyzer.fold_cjk(run)
             for text in (d.title, d.summary, d.content, *d.tags)
             for run in CJK_RUN_RE.findall(normalize(text))
         )
@@ -60,7 +60,7 @@ def reference(
     s: Searcher, texts: list[str], query: str, offset: int, limit: int
 ) -> tuple[int, list[int]]:
     """Dicts, a Python sum in query order, `in` on the document's text, sorted()."""
-    terms = s._analyzer.analyze_query(query)
+    terms = s.analyzer.analyze_query(query)
     if terms.empty:
         return 0, []
     words = [bytes(s._words[s._wordoff[i] : s._wordoff[i + 1]]) for i in range(s._nwords)]
@@ -114,7 +114,7 @@ def probe_cost(cost: int) -> Iterator[None]:
 def sample_queries(s: Searcher, texts: list[str], rng: random.Random) -> list[str]:
     queries = []
     for text in texts:
-        if s._analyzer.cjk:
+        if s.analyzer.cjk:
             runs = [r for r in re.split(r"[\s\W\d_a-zA-Z]+", text) if r]
             for run in rng.sample(runs, min(3, len(runs))):
                 start = rng.randrange(len(run))
