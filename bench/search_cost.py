@@ -276,7 +276,8 @@ def plain_queries(
     words: list[str] | None = None, function_words: list[str] = FUNCTION_WORDS, sep: str = " "
 ) -> dict[str, list[str]]:
     """Plain one- and two-word queries of mid-frequency words (ranks 100-2,000 of
-    ``words``), and two-word phrases of one of them and one of the 20 most frequent."""
+    ``words``) and of the 20 most frequent (the costliest plain queries: they match nearly
+    every article), and two-word phrases of a mid-frequency word and a most frequent one."""
     words = words or vocabulary()
     rng = random.Random(3)
     mid = words[100:2000]
@@ -284,6 +285,8 @@ def plain_queries(
     return {
         "plain": [rng.choice(mid) for _ in range(20)]
         + [f"{rng.choice(mid)} {rng.choice(mid)}" for _ in range(20)],
+        "plain-frequent": [rng.choice(top) for _ in range(20)]
+        + [f"{rng.choice(top)} {rng.choice(top)}" for _ in range(20)],
         "stopword-phrase": [f'"{rng.choice(top)}{sep}{rng.choice(mid)}"' for _ in range(20)]
         + [f'"{rng.choice(mid)}{sep}{rng.choice(top)}"' for _ in range(20)],
     }
@@ -292,11 +295,8 @@ def plain_queries(
 CJK = ("ja", "zh_cn", "zh_tw")  # words run together: their "words" are frequent 2-character runs
 
 
-def ranked_words(src: Path, language: str, sample: int = 3000) -> tuple[list[str], int]:
-    """A language's words in ``sample`` of its source articles, most frequent first, and
-    how many of the first are in its frequent-word pair list (moved to the front)."""
-    from app.search.analyzers import FREQUENT_WORDS
-
+def ranked_words(src: Path, language: str, sample: int = 3000) -> list[str]:
+    """A language's words in ``sample`` of its source articles, most frequent first."""
     counts: dict[str, int] = {}
     with (src / f"{language}.jsonl").open("rb") as fh:
         for _, line in zip(range(sample), fh, strict=False):
@@ -310,10 +310,30 @@ def ranked_words(src: Path, language: str, sample: int = 3000) -> tuple[list[str
                 tokens = re.findall(r"\w+", text)
             for token in tokens:
                 counts[token] = counts.get(token, 0) + 1
-    ranked = sorted(counts, key=lambda w: (-counts[w], w))
-    listed = set(FREQUENT_WORDS.get(language, "").split())
-    front = [w for w in ranked if w in listed]
-    return front + [w for w in ranked if w not in listed], len(front)
+    return sorted(counts, key=lambda w: (-counts[w], w))
+
+
+def pair_listed_first(bundle: Path, language: str, ranked: list[str]) -> tuple[list[str], int]:
+    """``ranked`` with the words whose pairs the bundle posts moved to the front (in rank
+    order), and how many those are: the index's own pair words (search.meta ``pair_words``,
+    app/search/pair_words.py), or the fixed list of code from before them."""
+    from app.search.analyzers import get_analyzer
+    from app.search.query import _words_in_order
+
+    meta = Bundle.load(bundle).languages[language].segments[0].search_meta()
+    analyzer = get_analyzer(language)
+    if "pair_words" in meta:
+        stems = set(meta["pair_words"])
+    else:  # code before app/search/pair_words.py: FREQUENT_WORDS, fixed per language
+        from app.search import analyzers
+
+        fixed = analyzers.FREQUENT_WORDS.get(language, "")  # type: ignore[attr-defined]
+        stems = {w for raw in fixed.split() for w in _words_in_order(analyzer, raw)}
+    if not stems:
+        return ranked, 0
+    front = [w for w in ranked if set(_words_in_order(analyzer, w)) <= stems]
+    chosen = set(front)
+    return front + [w for w in ranked if w not in chosen], len(front)
 
 
 def languages_in_process(bundle: Path, src: Path, repeat: int) -> dict[str, Any]:
@@ -321,7 +341,7 @@ def languages_in_process(bundle: Path, src: Path, repeat: int) -> dict[str, Any]
     from that language's own words (ranked_words), in process."""
     out: dict[str, Any] = {}
     for language in sorted(p.stem for p in src.glob("*.jsonl")):
-        ranked, listed = ranked_words(src, language)
+        ranked, listed = pair_listed_first(bundle, language, ranked_words(src, language))
         # CJK phrases of 2-character runs apart (the "whitespace aside" of docs/search.md).
         hostile = hostile_queries(ranked, listed or 24)
         plain = plain_queries(ranked, ranked[:20])
@@ -335,7 +355,8 @@ def summary(result: dict[str, Any]) -> dict[str, float]:
     worst = max(max(r["ms"], r["ms_highlight_100"]) for r in result["hostile"].values())
     worst_plain = max(r["ms"] for r in result["hostile"].values())
     plain = result["plain"]["plain"]
-    return {
+    frequent = result["plain"].get("plain-frequent")
+    out = {
         "worst_ms": worst,
         "worst_no_highlight_ms": worst_plain,
         "plain_ms": plain["ms_mean"],
@@ -343,6 +364,16 @@ def summary(result: dict[str, Any]) -> dict[str, float]:
         "ratio": worst / plain["ms_mean"],
         "ratio_no_highlight": worst_plain / plain["ms_mean"],
     }
+    if frequent is not None:
+        # Against the costliest plain queries, each with the same page as the hostile one.
+        out["ratio_frequent"] = max(
+            max(
+                r["ms"] / frequent["ms_mean"],
+                r["ms_highlight_100"] / frequent["ms_mean_highlight_100"],
+            )
+            for r in result["hostile"].values()
+        )
+    return out
 
 
 def build(src: Path, out: Path) -> None:
@@ -377,7 +408,10 @@ def in_process(
         return min(once(q, highlight, size, cold) for _ in range(repeat)) * 1000
 
     out: dict[str, Any] = {"hostile": {}, "plain": {}}
-    for name, q in (hostile or hostile_queries()).items():
+    if hostile is None:
+        # Zipf mode: the vocabulary is in rank order.
+        hostile = hostile_queries(*pair_listed_first(bundle, language, vocabulary()[:400]))
+    for name, q in hostile.items():
         out["hostile"][name] = {
             "q": q,
             "chars": len(q),
@@ -506,10 +540,13 @@ def render(result: dict[str, Any], command: str) -> str:
     worst = max(
         max(r["ms"], r["ms_highlight_100"]) for r in result["in_process"]["hostile"].values()
     )
+    sums = summary(result["in_process"])
     lines += [
         "",
         f"Worst hostile query in process: {worst:.1f} ms, "
-        f"{worst / plain['plain']['ms_mean']:.1f} x plain search. "
+        f"{worst / plain['plain']['ms_mean']:.1f} x plain search of mid-frequency words, "
+        f"{sums.get('ratio_frequent', float('nan')):.1f} x plain search of the most frequent "
+        "words (largest ratio of a hostile query to them, same page and highlight). "
         f"Bundle {result['bundle_bytes']:,} B for {result['source_bytes']:,} B of source "
         f"({result['bundle_bytes'] / result['source_bytes']:.2f} x). "
         f"Measured {result['measured']}.",
@@ -526,11 +563,15 @@ def render_languages(result: dict[str, Any], command: str) -> str:
         "own words (the most frequent in 3,000 of its articles; ja/zh: 2-character runs),",
         f"against the existing bundle; in process, best of {result['repeat']} runs, cold.",
         "Worst: of the set with and without `highlight=true&page_size=100`; plain: mean of",
-        "the plain queries (page of 20; in brackets with `highlight=true&page_size=100`).",
+        "the plain queries of mid-frequency words (page of 20; in brackets with",
+        "`highlight=true&page_size=100`); frequent: mean of the plain queries of the 20 most",
+        "frequent words, the costliest plain queries (the last column: the largest ratio of a",
+        "hostile query to them, each with the same page and highlight).",
         "",
         "| language | worst ms | worst without highlight ms (query) | plain ms | worst / plain "
-        "| without highlight / plain | worst / plain with the same highlight |",
-        "|---|---|---|---|---|---|---|",
+        "| without highlight / plain | worst / plain with the same highlight "
+        "| frequent ms | worst / frequent |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for language, row in rows.items():
         sums = summary(row)
@@ -540,7 +581,9 @@ def render_languages(result: dict[str, Any], command: str) -> str:
             f"| {language} | {sums['worst_ms']:.1f} | {sums['worst_no_highlight_ms']:.1f} "
             f"({worst_name}) | {plain['ms_mean']:.3f} ({plain['ms_mean_highlight_100']:.2f}) "
             f"| {sums['ratio']:.0f} x | {sums['ratio_no_highlight']:.0f} x "
-            f"| {sums['worst_ms'] / plain['ms_mean_highlight_100']:.1f} x |"
+            f"| {sums['worst_ms'] / plain['ms_mean_highlight_100']:.1f} x "
+            f"| {row['plain'].get('plain-frequent', {}).get('ms_mean', float('nan')):.2f} "
+            f"| {sums.get('ratio_frequent', float('nan')):.1f} x |"
         )
     source = sum(row["source_bytes"] for row in rows.values())
     lines += [
