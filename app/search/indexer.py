@@ -9,6 +9,7 @@ and ranking over zero-copy views of the mapped arrays: see app/search/searcher.p
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -434,9 +435,76 @@ def _tokenize(analyzer: Analyzer, docs: Sequence[IndexDoc]) -> _Words:
     return (_tokenize_cjk if analyzer.cjk else _tokenize_latin)(analyzer, docs)
 
 
+def _runs(pieces: list[str]) -> list[str]:
+    """The CJK runs of pieces (cjk_piece), in order."""
+    return [r for piece in pieces for r in piece.replace("\n", RUN_GAP).split(RUN_GAP) if r]
+
+
 def _chosen_pair_words(analyzer: Analyzer, words: _Words, ndocs: int) -> tuple[str, ...]:
+    if analyzer.cjk:  # Korean: its runs (the others choose none)
+        counted = Counter(_runs(words.cjk_pieces)) if analyzer.language == "ko" else Counter()
+        runs = sorted(counted)
+        counts = np.fromiter(map(counted.__getitem__, runs), dtype=np.int64, count=len(runs))
+        return pair_words.choose(analyzer, runs, counts, ndocs)
     counts = np.bincount(words.term, minlength=len(words.terms))
     return pair_words.choose(analyzer, words.terms, counts, ndocs)
+
+
+def _run_pairs(pieces: list[str], listed: dict[str, int], dtype: np.dtype) -> _Postings:
+    """Korean pair postings: for every run gap of a field (pieces: one per segment, as
+    cjk_piece makes them), the pair term ``i * len(listed) + j`` of each listed run i that
+    ends the run before the gap and each listed run j that starts the run after it, once a
+    document. That is every document where the phrase ``"i j"`` occurs, and no other."""
+    lefts: list[str] = []
+    rights: list[str] = []
+    docs: list[int] = []
+    for seg, piece in enumerate(pieces):
+        if RUN_GAP not in piece:
+            continue
+        for group in piece.split("\n"):
+            runs = group.split(RUN_GAP)
+            if len(runs) > 1:
+                lefts += runs[:-1]
+                rights += runs[1:]
+                docs += [seg >> 2] * (len(runs) - 1)
+    if not docs:
+        return _no_postings(dtype)
+
+    def affixes(strings: list[str], suffix: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(per occurrence: how many listed runs it ends/starts with, where they start in
+        flat; flat), computed once per distinct run."""
+        distinct = list(dict.fromkeys(strings))
+        flat: list[int] = []
+        counts: list[int] = []
+        for run in distinct:
+            parts = (
+                (run[k:] for k in range(len(run)))
+                if suffix
+                else (run[: k + 1] for k in range(len(run)))
+            )
+            found = [listed[p] for p in parts if p in listed]
+            flat += found
+            counts.append(len(found))
+        per = np.asarray(counts, dtype=np.int64)
+        ids = _ids(strings, dict(zip(distinct, range(len(distinct)), strict=True)))
+        return per[ids], (np.cumsum(per) - per)[ids], np.asarray(flat, dtype=np.int64)
+
+    nl, left_at, left_flat = affixes(lefts, suffix=True)
+    nr, right_at, right_flat = affixes(rights, suffix=False)
+    per = nl * nr
+    occurrence = np.repeat(np.arange(per.size), per)
+    k = ragged_arange(per)
+    width = nr[occurrence]
+    first = left_flat[left_at[occurrence] + k // width]
+    second = right_flat[right_at[occurrence] + k % width]
+    term = (first * len(listed) + second).astype(np.uint64)
+    key = np.unique(term << np.uint64(32) | np.asarray(docs, dtype=np.uint64)[occurrence])
+    return _Postings(
+        (key >> np.uint64(32)).astype(np.int64),
+        (key & np.uint64(0xFFFFFFFF)).astype(np.int64),
+        npos=np.ones(key.size, dtype=np.int64),
+        pos=np.zeros(key.size, dtype=dtype),
+    )
 
 
 def choose_pair_words(language: str, docs: Sequence[IndexDoc]) -> tuple[str, ...]:
@@ -460,6 +528,12 @@ def build_index(
         pair_list = _chosen_pair_words(get_analyzer(language), words, ndocs)
     analyzer = get_analyzer(language, pair_list)
 
+    # Korean: pairs of listed runs across run gaps (app/search/pair_words.py).
+    run_pairs = (
+        _run_pairs(words.cjk_pieces, analyzer.frequent, np.dtype(np.uint32))
+        if analyzer.cjk and analyzer.frequent
+        else None
+    )
     # CJK code points of all segments in one array, "\n" between runs.
     piece_lengths = np.fromiter(map(len, words.cjk_pieces), dtype=np.int64, count=nseg)
     cps = np.frombuffer("".join(words.cjk_pieces).encode("utf-32-le"), dtype="<u4")
@@ -530,7 +604,7 @@ def build_index(
     nfreq = len(analyzer.frequent)
     pair_family = _Family(positions=pos_dtype)
     freq_of_term = np.full(len(words.terms) + 1, -1, dtype=np.int64)
-    if nfreq:
+    if nfreq and not analyzer.cjk:  # (Korean pairs are of runs: _run_pairs)
         for number, stem in enumerate(words.terms):
             freq_of_term[number] = analyzer.frequent.get(stem, -1)
     for d0, d1 in chunks:
@@ -545,7 +619,7 @@ def build_index(
         wpos_family.add(
             _positional(words.term[a:z].astype(np.uint64), word_doc, word_pos[a:z], d0, word_bits)
         )
-        if nfreq and z - a > 1:
+        if nfreq and not analyzer.cjk and z - a > 1:
             freq = freq_of_term[words.term[a:z]]
             pair_family.add(_pairs(freq, word_doc, word_pos[a:z], nfreq, d0, pos_dtype))
 
@@ -582,6 +656,9 @@ def build_index(
     bigram_keys = _cjk_keys(chars, bi_dense, cbits, 2)
     tri_dense, tri_df, tri_postings = tri_family.merge()
     trigram_keys = _cjk_keys(chars, tri_dense.astype(np.int64), cbits, 3)
+    if run_pairs is not None:
+        run_pairs.pos = run_pairs.pos.astype(pos_dtype)
+        pair_family.add(run_pairs)
     pair_dense, pair_df, pair_postings = pair_family.merge()
     if pair_dense.size:
         # Pair keys (first field PAIR_MARK) sort before every trigram key: put them first.

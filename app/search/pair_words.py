@@ -1,5 +1,5 @@
-"""Which words of a Latin-language index have their adjacent pairs posted (docs/search.md,
-"Frequent-word pairs").
+"""Which words of a Latin-language index, and which runs of a Korean one, have their adjacent
+pairs posted (docs/search.md, "Frequent-word pairs").
 
 A phrase is proven from word positions, and the positions of a word that occurs many times
 in every article are most of a large index's positions: an ``OR`` of phrases of such words
@@ -7,15 +7,22 @@ decoded tens of millions of them. Two listed words at adjacent positions of an a
 posted once as a *pair term* (app/search/analyzers.py ``Analyzer.pair_key``), so such a
 phrase is one posting list, like a plain word.
 
+Korean separates its words with spaces, and a phrase of two frequent words (``"정부가
+발표했다"``) was proven from the positions of their trigrams, as many as the words'
+occurrences. In Korean the list holds frequent *runs* (space-separated words, as typed), and a
+pair term is posted for every run gap whose run before it ends with one listed run and whose
+run after it starts with another: exactly the documents where that two-run phrase occurs.
+
 The list is the archive's own, chosen when a language's index is built from scratch and
 stored in every segment's ``search.meta`` (``pair_words``): the language's function words
-(FREQUENT_WORDS, which real text always repeats), then every stem that occurs at least
-MIN_PER_ARTICLE times an article in a sample of the archive, most frequent first, up to
-MAX_PAIR_WORDS in all. Incremental builds keep the list of the bundle they build on (every
-segment of a language must have the same one: merges copy pair postings as they are), so
-it changes only with a ``--full`` build (docs/publishing.md). A word left out costs a proof
-over its positions; with at most MIN_PER_ARTICLE an article on average, those are no more
-than the archive's articles, which bounds the proof (docs/search.md, "Cost model").
+(FREQUENT_WORDS, which real text always repeats; none for Korean), then every stem (Korean:
+run) that occurs at least MIN_PER_ARTICLE times an article in a sample of the archive, most
+frequent first, up to MAX_PAIR_WORDS in all. Incremental builds keep the list of the bundle
+they build on (every segment of a language must have the same one: merges copy pair postings
+as they are), so it changes only with a ``--full`` build (docs/publishing.md). A word left
+out costs a proof over its positions; with at most MIN_PER_ARTICLE an article on average,
+those are no more than the archive's articles, which bounds the proof (docs/search.md,
+"Cost model").
 """
 
 from __future__ import annotations
@@ -39,6 +46,9 @@ FREQUENT_WORDS: dict[str, str] = {
     "it": "di e il la che a in per un del è non le una con i da dei si al della come più "
     "anche gli ha nel ma alla sono",
 }
+# The languages with pair terms: words run together in Japanese and Chinese, whose phrases
+# are proven from trigram positions alone.
+PAIR_LANGUAGES = frozenset(FREQUENT_WORDS) | {"ko"}
 # A stem is listed when it occurs at least this many times an article of the sample.
 MIN_PER_ARTICLE = 1.0
 # At most this many words: their pairs are at most MAX_PAIR_WORDS ** 2 terms, and the
@@ -52,14 +62,14 @@ def choose(
     analyzer: Analyzer, stems: Sequence[str], counts: np.ndarray, articles: int
 ) -> tuple[str, ...]:
     """The pair words of the analyser's language: the stems of its FREQUENT_WORDS, then the
-    ``stems`` whose ``counts`` (their occurrences in ``articles`` articles) reach
-    MIN_PER_ARTICLE an article, most frequent first (ties by stem), up to MAX_PAIR_WORDS.
-    Deterministic: same counts, same list. Empty for the CJK languages (no word pairs)."""
-    words = FREQUENT_WORDS.get(analyzer.language, "").split()
-    if not words:
+    ``stems`` (Korean: runs) whose ``counts`` (their occurrences in ``articles`` articles)
+    reach MIN_PER_ARTICLE an article, most frequent first (ties by stem), up to
+    MAX_PAIR_WORDS. Deterministic: same counts, same list. Empty outside PAIR_LANGUAGES."""
+    if analyzer.language not in PAIR_LANGUAGES:
         return ()
+    words = FREQUENT_WORDS.get(analyzer.language, "").split()
     folded = [w for raw in words for w in analyzer.token_parts(normalize(raw))[0]]
-    chosen = list(dict.fromkeys(analyzer.stem_words(folded)))
+    chosen = list(dict.fromkeys(analyzer.stem_words(folded))) if folded else []
     listed = set(chosen)
     floor = MIN_PER_ARTICLE * articles
     order = sorted(range(len(stems)), key=lambda i: (-int(counts[i]), stems[i]))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, replace
 
-from app.search.analyzers import Analyzer, QueryTerms, normalize, run_proof
+from app.search.analyzers import RUN_GAP, Analyzer, QueryTerms, normalize, run_proof
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +149,7 @@ def _part(analyzer: Analyzer, terms: list[Term]) -> Part | None:
         return None
     phrases = []
     trigrams, covers = list(analysed.trigrams), list(analysed.phrases)
+    implied: set[str] = set()  # runs a Korean pair term proves present (their proofs go)
     for t in terms:
         if t.phrase:
             stems = _words_in_order(analyzer, t.text)
@@ -161,11 +162,30 @@ def _part(analyzer: Analyzer, terms: list[Term]) -> Part | None:
                 # Runs apart only by whitespace or punctuation must be adjacent: each stretch
                 # is proven like one run, through the trigrams that span its run gaps.
                 for stretch in analyzer.phrase_stretches(t.text):
+                    # Korean: listed runs apart by a gap have a pair term (a run ending with
+                    # the first, a gap, a run starting with the second): two such runs are
+                    # proven by it alone, a longer stretch filtered by it.
+                    runs = stretch.split(RUN_GAP)
+                    run_pairs = [analyzer.pair_key(a, b) for a, b in itertools.pairwise(runs)]
+                    trigrams.extend(k for k in run_pairs if k is not None)
+                    if len(runs) == 2 and run_pairs[0] is not None:
+                        implied.update(runs)
+                        continue
                     stretch_trigrams, stretch_covers = run_proof(stretch)
                     trigrams.extend(stretch_trigrams)
                     if stretch_covers is not None:
                         covers.append(stretch_covers)
-    if len(trigrams) > len(analysed.trigrams):
+    if implied:
+        # The pair's documents hold its runs: their proofs are implied, and so are their
+        # trigram filters (those a remaining proof reads are kept: it looks them up).
+        dropped: set[int] = set()
+        for run in implied:
+            run_trigrams, run_covers = run_proof(run) if len(run) >= 3 else ([], None)
+            dropped.update(run_trigrams)
+            covers = [c for c in covers if c != run_covers]
+        dropped -= {k for cover in covers for k, _ in cover}
+        trigrams = [k for k in trigrams if k not in dropped]
+    if len(trigrams) != len(analysed.trigrams) or implied:
         analysed = replace(
             analysed,
             trigrams=tuple(dict.fromkeys(trigrams)),

@@ -338,7 +338,7 @@ class Searcher:
         """Posting ranges of the words of the query's pair terms (app/search/analyzers.py
         pair_key)."""
         found: set[tuple[int, int]] = set()
-        if not self._pair_stems:
+        if not self._pair_stems or self.analyzer.cjk:  # Korean pairs are of runs, not words
             return found
         low = (1 << UNIGRAM_SHIFT) - 1
         for key in lookup.trigram_ids:

@@ -107,11 +107,35 @@ def phrases(draw: st.DrawFn, language: str, docs: list[IndexDoc]) -> str:
 cjk_languages = st.sampled_from(sorted(CHARS))
 
 
+@st.composite
+def korean_pair_lists(draw: st.DrawFn, docs: list[IndexDoc]) -> tuple[str, ...] | None:
+    """None (build_index chooses), or listed runs (app/search/pair_words.py) drawn from the
+    documents' runs and their suffixes and prefixes, which pair terms also match."""
+    if draw(st.booleans()):
+        return None
+    runs = {
+        r
+        for d in docs
+        for f in (d.title, d.summary, d.content, *d.tags)
+        for r in CJK_RUN_RE.findall(normalize(f))
+    }
+    affixes = sorted(
+        {r[i:] for r in runs for i in range(len(r))}
+        | {r[: i + 1] for r in runs for i in range(len(r))}
+    )
+    if not affixes:
+        return ()
+    return tuple(draw(st.lists(st.sampled_from(affixes), unique=True, max_size=40)))
+
+
 @PROPERTY
 @given(data=st.data(), language=cjk_languages)
 def test_cjk_phrases_equal_the_oracle(data: st.DataObject, language: str) -> None:
+    """Korean indexes also with any list of pair runs: a phrase of two listed runs is then
+    proven by its pair term alone."""
     docs = data.draw(documents(language))
-    s = searcher_for(language, docs)
+    listed = data.draw(korean_pair_lists(docs)) if language == "ko" else None
+    s = searcher_for(language, docs, listed)
     first = data.draw(phrases(language, docs))
     second = data.draw(phrases(language, docs))
     found = hits(s, f'"{first}"')
@@ -137,6 +161,29 @@ def test_cjk_phrases_equal_the_oracle(data: st.DataObject, language: str) -> Non
 def test_examples(language: str, texts_: list[str], phrase: str, want: set[int]) -> None:
     s = searcher_for(language, [doc(t) for t in texts_])
     assert hits(s, f'"{phrase}"') == want
+
+
+@pytest.mark.parametrize("listed", [(), ("차량", "가격을"), ("차량", "가격을", "가격", "신차량")])
+def test_korean_pair_terms_match_run_ends_and_starts(listed: tuple[str, ...]) -> None:
+    """A pair term of two listed runs holds the documents where a run ending with the first
+    and a run starting with the second are apart by whitespace or punctuation only."""
+    texts_ = [
+        "차량 가격을",  # both whole runs
+        "신차량, 가격을올렸다",  # a run ending with 차량, one starting with 가격을
+        "차량 가격이. 가격을",  # 가격을 not right after 차량
+        "차량가격을",  # no gap
+        "차량 GDP 가격을",  # a word between: no run gap
+        "가격을 차량",  # the other order
+        "차량 가격을 올렸다",  # a third run after the pair
+        "차량 가격을, 내렸다 올렸다",  # the pair, the third run further on
+    ]
+    s = searcher_for("ko", [doc(t) for t in texts_], listed)
+    assert s.analyzer.pair_words == listed
+    assert hits(s, '"차량 가격을"') == {0, 1, 6, 7}
+    assert hits(s, '"차량 가격을" OR "가격을 차량"') == {0, 1, 5, 6, 7}
+    assert hits(s, '차량 -"차량 가격을"') == {2, 3, 4, 5}
+    # Three runs: the pair filters, the trigram positions prove the whole stretch.
+    assert hits(s, '"차량 가격을 올렸다"') == {6}
 
 
 def test_runs_never_join_across_fields() -> None:

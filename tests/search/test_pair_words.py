@@ -57,10 +57,13 @@ def test_the_choice_is_the_function_words_then_the_brute_force_ranking(
     assert len(set(chosen)) == len(chosen)
 
 
-def test_cjk_languages_have_no_pair_words() -> None:
-    docs = [doc(content="経済 経済 経済 市場")] * 3
-    assert choose_pair_words("ja", docs) == ()
-    assert meta_of(build_index("ko", [doc(content="경제 경제 시장")] * 3))["pair_words"] == []
+def test_korean_lists_its_runs_japanese_and_chinese_nothing() -> None:
+    assert choose_pair_words("ja", [doc(content="経済 経済 経済 市場")] * 3) == ()
+    assert choose_pair_words("zh_tw", [doc(content="經濟 經濟 經濟")] * 3) == ()
+    # Runs as typed, counted whole: 경제 3 times in 3 articles, 시장 and 서울 twice.
+    ko = [doc(content="경제 경제 시장"), doc(content="경제 시장 서울"), doc(content="경제가 서울")]
+    assert choose_pair_words("ko", ko) == ("경제",)
+    assert meta_of(build_index("ko", ko))["pair_words"] == ["경제"]
 
 
 def meta_of(files: dict[str, bytes]) -> dict:
