@@ -316,8 +316,8 @@ def ranked_words(src: Path, language: str, sample: int = 3000) -> list[str]:
 def pair_listed_first(bundle: Path, language: str, ranked: list[str]) -> tuple[list[str], int]:
     """``ranked`` with the words whose pairs the bundle posts moved to the front (in rank
     order), and how many those are: the index's own pair words (search.meta ``pair_words``,
-    app/search/pair_words.py), or the fixed list of code from before them."""
-    from app.search.analyzers import get_analyzer
+    app/search/pair_words.py; Korean: runs), or the fixed list of code from before them."""
+    from app.search.analyzers import get_analyzer, normalize
     from app.search.query import _words_in_order
 
     meta = Bundle.load(bundle).languages[language].segments[0].search_meta()
@@ -331,7 +331,10 @@ def pair_listed_first(bundle: Path, language: str, ranked: list[str]) -> tuple[l
         stems = {w for raw in fixed.split() for w in _words_in_order(analyzer, raw)}
     if not stems:
         return ranked, 0
-    front = [w for w in ranked if set(_words_in_order(analyzer, w)) <= stems]
+    if analyzer.cjk:  # Korean: listed runs, as typed
+        front = [w for w in ranked if normalize(w) in stems]
+    else:
+        front = [w for w in ranked if set(_words_in_order(analyzer, w)) <= stems]
     chosen = set(front)
     return front + [w for w in ranked if w not in chosen], len(front)
 
