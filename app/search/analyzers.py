@@ -165,6 +165,16 @@ ZH_FOLD: dict[int, int] = {
 }
 
 PAIR_MARK = 1  # first field of a pair key: no character of a trigram (CJK or the run gap)
+# First field of a near key: a pair word then another word, another word then a pair word.
+# The pair word's number is shifted by NEAR_SHIFT, under it the other word's word_hash.
+NEAR_MARKS = (2, 3)
+NEAR_SHIFT = 32
+
+
+def word_hash(stem: str) -> int:
+    """32 bits of a stem for near keys (zlib.crc32: stable across processes and releases)."""
+    return zlib.crc32(stem.encode("utf-8"))
+
 
 # Stored in every index and checked by the Searcher: an index built by another analyser
 # version (or another Chinese table) would silently miss matches, so it is refused instead.
@@ -276,6 +286,21 @@ class Analyzer:
         if i is None or j is None:
             return None
         return (PAIR_MARK << UNIGRAM_SHIFT | i) << UNIGRAM_SHIFT | j
+
+    def near_key(self, first: str, second: str) -> int | None:
+        """The near term of two stems at adjacent positions of which exactly one is a pair
+        word (Latin languages): its documents hold the pair word there beside the other
+        word or, rarely, another of the same word_hash. A filter only: the phrase is still
+        proven from positions, on those documents."""
+        if self.cjk:
+            return None
+        i, j = self.frequent.get(first), self.frequent.get(second)
+        if (i is None) == (j is None):
+            return None
+        if i is not None:
+            return NEAR_MARKS[0] << 2 * UNIGRAM_SHIFT | i << NEAR_SHIFT | word_hash(second)
+        assert j is not None
+        return NEAR_MARKS[1] << 2 * UNIGRAM_SHIFT | j << NEAR_SHIFT | word_hash(first)
 
     def _stemmer(self) -> Stemmer.Stemmer:
         # PyStemmer objects keep mutable state and must not be shared between threads.

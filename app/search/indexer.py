@@ -20,6 +20,8 @@ import orjson
 from app.search import layout, pair_words
 from app.search.analyzers import (
     ANALYZER_VERSION,
+    NEAR_MARKS,
+    NEAR_SHIFT,
     PAIR_MARK,
     RUN_GAP,
     UNIGRAM_SHIFT,
@@ -31,6 +33,7 @@ from app.search.analyzers import (
     get_analyzer,
     normalize,
     trigram_key,
+    word_hash,
 )
 from app.search.gaps import encode_gaps
 
@@ -308,19 +311,36 @@ def _cjk_keys(chars: np.ndarray, dense: np.ndarray, cbits: int, n: int) -> np.nd
 
 
 def _pairs(
-    freq: np.ndarray, doc: np.ndarray, pos: np.ndarray, nfreq: int, doc0: int, dtype: np.dtype
+    freq: np.ndarray,
+    hashes: np.ndarray,
+    doc: np.ndarray,
+    pos: np.ndarray,
+    doc0: int,
+    dtype: np.dtype,
 ) -> _Postings:
-    """One chunk's pair postings: for two occurrences of frequent words (freq >= 0; given in
-    document then position order) at adjacent positions of one document, the pair term
-    ``first * nfreq + second`` in that document, once. No positions: each posting carries
-    one position 0, the minimum of the trigram layout it shares."""
-    adjacent = (freq[:-1] >= 0) & (freq[1:] >= 0) & (doc[:-1] == doc[1:])
+    """One chunk's pair postings (Latin languages; occurrences given in document then
+    position order, ``freq`` their pair word numbers, -1 for other words, ``hashes`` their
+    stems' word_hash): at adjacent positions of one document, two pair words post their
+    pair term (Analyzer.pair_key), one pair word and another word their near term
+    (Analyzer.near_key); each once a document. The term numbers are the keys themselves. No
+    positions: each posting carries one position 0, the minimum of the trigram layout it
+    shares."""
+    adjacent = doc[:-1] == doc[1:]
     adjacent &= pos[1:].astype(np.int64) == pos[:-1].astype(np.int64) + 1
-    at = np.flatnonzero(adjacent)
-    if not at.size:
+    first, second = freq[:-1], freq[1:]
+    kinds = (
+        (adjacent & (first >= 0) & (second >= 0), PAIR_MARK, UNIGRAM_SHIFT, first, second),
+        (adjacent & (first >= 0) & (second < 0), NEAR_MARKS[0], NEAR_SHIFT, first, hashes[1:]),
+        (adjacent & (first < 0) & (second >= 0), NEAR_MARKS[1], NEAR_SHIFT, second, hashes[:-1]),
+    )
+    keys = []
+    for where, mark, offset, listed, other in kinds:
+        at = np.flatnonzero(where)
+        term = mark << 2 * UNIGRAM_SHIFT | listed[at] << offset | other[at]
+        keys.append(term.astype(np.uint64) << np.uint64(_CHUNK_DOCBITS) | doc[at])
+    key = np.unique(np.concatenate(keys))
+    if not key.size:
         return _no_postings(dtype)
-    term = (freq[at] * nfreq + freq[at + 1]).astype(np.uint64)
-    key = np.unique(term << np.uint64(_CHUNK_DOCBITS) | doc[at])
     return _Postings(
         (key >> np.uint64(_CHUNK_DOCBITS)).astype(np.int64),
         (key & np.uint64(_CHUNK_DOCMASK)).astype(np.int64) + doc0,
@@ -497,10 +517,12 @@ def _run_pairs(pieces: list[str], listed: dict[str, int], dtype: np.dtype) -> _P
     width = nr[occurrence]
     first = left_flat[left_at[occurrence] + k // width]
     second = right_flat[right_at[occurrence] + k % width]
-    term = (first * len(listed) + second).astype(np.uint64)
-    key = np.unique(term << np.uint64(32) | np.asarray(docs, dtype=np.uint64)[occurrence])
+    dense = (first * len(listed) + second).astype(np.uint64)
+    key = np.unique(dense << np.uint64(32) | np.asarray(docs, dtype=np.uint64)[occurrence])
+    dense = (key >> np.uint64(32)).astype(np.int64)
+    n = len(listed)
     return _Postings(
-        (key >> np.uint64(32)).astype(np.int64),
+        PAIR_MARK << 2 * UNIGRAM_SHIFT | (dense // n) << UNIGRAM_SHIFT | dense % n,
         (key & np.uint64(0xFFFFFFFF)).astype(np.int64),
         npos=np.ones(key.size, dtype=np.int64),
         pos=np.zeros(key.size, dtype=dtype),
@@ -600,13 +622,15 @@ def build_index(
     word_family, uni_family, bi_family = _Family(), _Family(), _Family()
     tri_family = _Family(positions=pos_dtype)
     wpos_family = _Family(positions=wpos_dtype)
-    # Pairs of frequent words at adjacent positions (Latin languages): term = i * nfreq + j.
+    # Pair and near terms of adjacent words (Latin languages; term numbers are their keys).
     nfreq = len(analyzer.frequent)
     pair_family = _Family(positions=pos_dtype)
     freq_of_term = np.full(len(words.terms) + 1, -1, dtype=np.int64)
+    hash_of_term = np.zeros(len(words.terms) + 1, dtype=np.int64)
     if nfreq and not analyzer.cjk:  # (Korean pairs are of runs: _run_pairs)
         for number, stem in enumerate(words.terms):
             freq_of_term[number] = analyzer.frequent.get(stem, -1)
+            hash_of_term[number] = word_hash(stem)
     for d0, d1 in chunks:
         s0, s1 = d0 * _NFIELDS, d1 * _NFIELDS
         chunk_norm = norm[s0:s1]
@@ -620,8 +644,17 @@ def build_index(
             _positional(words.term[a:z].astype(np.uint64), word_doc, word_pos[a:z], d0, word_bits)
         )
         if nfreq and not analyzer.cjk and z - a > 1:
-            freq = freq_of_term[words.term[a:z]]
-            pair_family.add(_pairs(freq, word_doc, word_pos[a:z], nfreq, d0, pos_dtype))
+            chunk_terms = words.term[a:z]
+            pair_family.add(
+                _pairs(
+                    freq_of_term[chunk_terms],
+                    hash_of_term[chunk_terms],
+                    word_doc,
+                    word_pos[a:z],
+                    d0,
+                    pos_dtype,
+                )
+            )
 
         folded, local_seg = chunk_cps(d0, d1)
         if folded.size == 0:
@@ -661,12 +694,9 @@ def build_index(
         pair_family.add(run_pairs)
     pair_dense, pair_df, pair_postings = pair_family.merge()
     if pair_dense.size:
-        # Pair keys (first field PAIR_MARK) sort before every trigram key: put them first.
-        dense = pair_dense.astype(np.uint64)
-        shift = np.uint64(UNIGRAM_SHIFT)
-        pair_keys = (np.uint64(PAIR_MARK) << shift | dense // np.uint64(nfreq)) << shift | (
-            dense % np.uint64(nfreq)
-        )
+        # Pair and near keys (first field PAIR_MARK or NEAR_MARKS, no character) sort before
+        # every trigram key: put them first.
+        pair_keys = pair_dense.astype(np.uint64)
         trigram_keys = np.concatenate((pair_keys, trigram_keys))
         tri_df = np.concatenate((pair_df, tri_df))
         tri_postings = _Postings(

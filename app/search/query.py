@@ -153,9 +153,11 @@ def _part(analyzer: Analyzer, terms: list[Term]) -> Part | None:
     for t in terms:
         if t.phrase:
             stems = _words_in_order(analyzer, t.text)
-            # Adjacent frequent words: their pair posting (a filter) proves them adjacent.
+            # Adjacent pair words: their pair posting (a filter) proves them adjacent; a pair
+            # word beside another word: their near posting narrows the proof's candidates.
             pairs = [analyzer.pair_key(a, b) for a, b in itertools.pairwise(stems)]
-            trigrams.extend(k for k in pairs if k is not None)
+            near = [analyzer.near_key(a, b) for a, b in itertools.pairwise(stems)]
+            trigrams.extend(k for k in pairs + near if k is not None)
             if len(stems) > 2 or (len(stems) == 2 and pairs[0] is None):
                 phrases.append(tuple(stems))
             if analyzer.cjk:

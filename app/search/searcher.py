@@ -34,6 +34,8 @@ import orjson
 from app.search import layout
 from app.search.analyzers import (
     ANALYZER_VERSION,
+    NEAR_MARKS,
+    NEAR_SHIFT,
     PAIR_MARK,
     UNIGRAM_SHIFT,
     Analyzer,
@@ -335,16 +337,21 @@ class Searcher:
         return cand
 
     def _paired(self, lookup: Lookup) -> set[tuple[int, int]]:
-        """Posting ranges of the words of the query's pair terms (app/search/analyzers.py
-        pair_key)."""
+        """Posting ranges of the pair words of the query's pair and near terms
+        (app/search/analyzers.py pair_key, near_key): those terms' documents hold them."""
         found: set[tuple[int, int]] = set()
         if not self._pair_stems or self.analyzer.cjk:  # Korean pairs are of runs, not words
             return found
         low = (1 << UNIGRAM_SHIFT) - 1
         for key in lookup.trigram_ids:
-            if key >> 2 * UNIGRAM_SHIFT == PAIR_MARK:
+            mark = key >> 2 * UNIGRAM_SHIFT
+            if mark == PAIR_MARK:
                 for i in (key >> UNIGRAM_SHIFT & low, key & low):
                     found.add(self._pair_range(i))
+            elif mark in NEAR_MARKS:
+                found.add(
+                    self._pair_range(key >> NEAR_SHIFT & (1 << 2 * UNIGRAM_SHIFT - NEAR_SHIFT) - 1)
+                )
         return found
 
     def _pair_range(self, i: int) -> tuple[int, int]:

@@ -72,3 +72,19 @@ def test_phrases_of_kept_words_are_proven_from_their_keys(
     assert hits(s, '"beta alpha" OR "delta gamma"') == set(range(10, 20))
     assert intersected == []
     assert len(decoded) == 4  # alpha, beta, gamma, delta: once each
+
+
+def test_a_pair_word_beside_another_word_is_proven_only_where_they_are_near(
+    decoded: list[int],
+) -> None:
+    """A phrase of a pair word and another word reads positions only in the documents of
+    its near term (app/search/analyzers.py near_key), not in every document holding both."""
+    apart = [doc(f"govern {i} zebra {i} govern") for i in range(18)]
+    near = [doc("govern zebra"), doc("x govern zebra")]
+    s = searcher_for("en", apart + near, ("govern",))
+    assert hits(s, '"govern zebra"') == {18, 19}
+    assert decoded == [2, 2]  # one position byte per word, in the two near documents
+    decoded.clear()
+    t = searcher_for("en", apart + near, ())  # no pair words: every document is read
+    assert hits(t, '"govern zebra"') == {18, 19}
+    assert sum(decoded) > 40
