@@ -159,7 +159,7 @@ def _pair_list(
     segments = [] if built_on is None else built_on["languages"][language]["segments"]
     if segments:
         return _Done(_pair_words_of(store, segments[0]))
-    if language in CJK_LANGUAGES or not new:
+    if language not in pair_words.PAIR_LANGUAGES or not new:
         return _Done(())
     chosen = [new[i] for i in pair_words.sample(len(new))]
     return run(_pair_words_job, language, chosen, work=len(chosen))
