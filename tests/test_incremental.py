@@ -27,6 +27,7 @@ from app.bundle.language import SearchPage
 from app.bundle.reader import Bundle
 from app.config import Settings
 from app.languages import LANGUAGES
+from app.search import pair_words
 from app.wsgi import create_app
 from tests.helpers import bundle_files, good, tree_digest, write_jsonl
 
@@ -440,10 +441,11 @@ def pair_lists(out: Path, language: str) -> list[list[str]]:
 
 
 def test_pair_words_are_kept_by_publishes_and_chosen_again_by_full_builds(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A language's pair words (app/search/pair_words.py) come from its first build, every
     later segment has the same ones, and a --full build chooses them from the archive."""
+    monkeypatch.setattr(pair_words, "MIN_PER_ARTICLE", 1.0)  # (builds run in this process)
     src, out = tmp_path / "src", tmp_path / "out"
 
     def articles(prefix: str, word: str, n: int) -> list[dict]:

@@ -50,7 +50,7 @@ FREQUENT_WORDS: dict[str, str] = {
 # are proven from trigram positions alone.
 PAIR_LANGUAGES = frozenset(FREQUENT_WORDS) | {"ko"}
 # A stem is listed when it occurs at least this many times an article of the sample.
-MIN_PER_ARTICLE = 1.0
+MIN_PER_ARTICLE = 0.25
 # At most this many words: their pairs are at most MAX_PAIR_WORDS ** 2 terms, and the
 # index numbers them in 21-bit fields of the pair key.
 MAX_PAIR_WORDS = 128

@@ -45,19 +45,22 @@ def test_the_choice_is_the_function_words_then_the_brute_force_ranking(
         patch.setattr(pair_words, "MAX_PAIR_WORDS", cap)
         chosen = choose_pair_words("en", docs)
     # Brute force: count every analysed word, rank by count then stem, keep those reaching
-    # one an article, after the function words, up to the cap.
+    # MIN_PER_ARTICLE an article, after the function words, up to the cap.
     counts = collections.Counter(
         s for words in articles for s in _words_in_order(get_analyzer("en"), " ".join(words))
     )
     expected = list(dict.fromkeys(function_stems("en")))
     for stem, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])):
-        if n >= len(articles) and stem not in expected:
+        if n >= pair_words.MIN_PER_ARTICLE * len(articles) and stem not in expected:
             expected.append(stem)
     assert list(chosen) == expected[:cap]
     assert len(set(chosen)) == len(chosen)
 
 
-def test_korean_lists_its_runs_japanese_and_chinese_nothing() -> None:
+def test_korean_lists_its_runs_japanese_and_chinese_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pair_words, "MIN_PER_ARTICLE", 1.0)
     assert choose_pair_words("ja", [doc(content="経済 経済 経済 市場")] * 3) == ()
     assert choose_pair_words("zh_tw", [doc(content="經濟 經濟 經濟")] * 3) == ()
     # Runs as typed, counted whole: 경제 3 times in 3 articles, 시장 and 서울 twice.
@@ -70,7 +73,10 @@ def meta_of(files: dict[str, bytes]) -> dict:
     return orjson.loads(files["search.meta"])
 
 
-def test_the_index_records_its_list_and_queries_pair_only_its_words() -> None:
+def test_the_index_records_its_list_and_queries_pair_only_its_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pair_words, "MIN_PER_ARTICLE", 1.0)
     # "govern elect" twice in every article: both are chosen; "zebra", in every other
     # article (half a time an article), is not.
     docs = [doc(content=f"govern elect govern elect {'zebra' * (i % 2)}") for i in range(20)]
