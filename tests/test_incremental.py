@@ -472,7 +472,9 @@ def test_pair_words_are_kept_by_publishes_and_chosen_again_by_full_builds(
     assert data.search_page('"vote river"', SearchPage(), None, 0, 50)[0] == 30
 
 
-def test_a_korean_archive_lists_its_frequent_runs_japanese_nothing(tmp_path: Path) -> None:
+def test_korean_lists_its_frequent_runs_japanese_its_gap_ends_chinese_nothing(
+    tmp_path: Path,
+) -> None:
     src, out = tmp_path / "src", tmp_path / "out"
     write_jsonl(
         src / "a.jsonl",
@@ -480,11 +482,13 @@ def test_a_korean_archive_lists_its_frequent_runs_japanese_nothing(tmp_path: Pat
             good(f"k{i}", language="ko", content="정부가 발표했다 정부가", title="서울")
             for i in range(4)
         ]
-        + [good(f"j{i}", language="ja", content="経済 経済 経済", title="東京") for i in range(4)],
+        + [good(f"j{i}", language="ja", content="経済 経済 経済", title="東京") for i in range(4)]
+        + [good(f"z{i}", language="zh_cn", content="经济 经济 经济") for i in range(4)],
     )
     builder.build(src, out, jobs=1)
     assert pair_lists(out, "ko") == [["정부가", "발표했다", "서울"]]
-    assert pair_lists(out, "ja") == [[]]
+    assert pair_lists(out, "ja") == [["経済"]]  # 経済 ends and starts runs at gaps
+    assert pair_lists(out, "zh_cn") == [[]]
 
 
 def test_segments_with_different_pair_words_are_neither_merged_nor_served(

@@ -9,6 +9,7 @@ and ranking over zero-copy views of the mapped arrays: see app/search/searcher.p
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -460,9 +461,27 @@ def _runs(pieces: list[str]) -> list[str]:
     return [r for piece in pieces for r in piece.replace("\n", RUN_GAP).split(RUN_GAP) if r]
 
 
+def _gap_ends(pieces: list[str]) -> list[str]:
+    """The 2- and 3-character ends and starts of runs at the run gaps of pieces: what
+    Japanese lists (its runs are clauses, which phrases rarely quote whole)."""
+    out: list[str] = []
+    for piece in pieces:
+        if RUN_GAP not in piece:
+            continue
+        for group in piece.split("\n"):
+            runs = group.split(RUN_GAP)
+            for left, right in itertools.pairwise(runs):
+                out += [left[-k:] for k in (2, 3) if len(left) >= k]
+                out += [right[:k] for k in (2, 3) if len(right) >= k]
+    return out
+
+
 def _chosen_pair_words(analyzer: Analyzer, words: _Words, ndocs: int) -> tuple[str, ...]:
-    if analyzer.cjk:  # Korean: its runs (the others choose none)
-        counted = Counter(_runs(words.cjk_pieces)) if analyzer.language == "ko" else Counter()
+    if analyzer.cjk:  # Korean: its runs; Japanese: run ends and starts at gaps; zh: none
+        pieces = words.cjk_pieces
+        language = analyzer.language
+        units = _runs(pieces) if language == "ko" else _gap_ends(pieces) if language == "ja" else []
+        counted = Counter(units)
         runs = sorted(counted)
         counts = np.fromiter(map(counted.__getitem__, runs), dtype=np.int64, count=len(runs))
         return pair_words.choose(analyzer, runs, counts, ndocs)

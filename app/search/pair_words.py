@@ -12,6 +12,9 @@ Korean separates its words with spaces, and a phrase of two frequent words (``"�
 occurrences. In Korean the list holds frequent *runs* (space-separated words, as typed), and a
 pair term is posted for every run gap whose run before it ends with one listed run and whose
 run after it starts with another: exactly the documents where that two-run phrase occurs.
+Japanese runs are clauses (words run together between punctuation), so a Japanese index lists
+the frequent 2- and 3-character ends and starts of runs at run gaps (`から` ending a run,
+`政府` starting the next), and posts their pairs the same way.
 
 The list is the archive's own, chosen when a language's index is built from scratch and
 stored in every segment's ``search.meta`` (``pair_words``): the language's function words
@@ -46,9 +49,10 @@ FREQUENT_WORDS: dict[str, str] = {
     "it": "di e il la che a in per un del è non le una con i da dei si al della come più "
     "anche gli ha nel ma alla sono",
 }
-# The languages with pair terms: words run together in Japanese and Chinese, whose phrases
-# are proven from trigram positions alone.
-PAIR_LANGUAGES = frozenset(FREQUENT_WORDS) | {"ko"}
+# The languages with pair terms. Chinese has none: its runs are folded (zh_fold) after the
+# builder reads them, and its phrases of runs apart cost ~3 x a plain query
+# (docs/search.md, "At 9 x 100,000").
+PAIR_LANGUAGES = frozenset(FREQUENT_WORDS) | {"ko", "ja"}
 # A stem is listed when it occurs at least this many times an article of the sample.
 MIN_PER_ARTICLE = 0.25
 # At most this many words: their pairs are at most MAX_PAIR_WORDS ** 2 terms, and the

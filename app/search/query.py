@@ -149,7 +149,7 @@ def _part(analyzer: Analyzer, terms: list[Term]) -> Part | None:
         return None
     phrases = []
     trigrams, covers = list(analysed.trigrams), list(analysed.phrases)
-    implied: set[str] = set()  # runs a Korean pair term proves present (their proofs go)
+    implied: set[str] = set()  # runs a ko/ja pair term proves present (their proofs go)
     for t in terms:
         if t.phrase:
             stems = _words_in_order(analyzer, t.text)
@@ -164,7 +164,7 @@ def _part(analyzer: Analyzer, terms: list[Term]) -> Part | None:
                 # Runs apart only by whitespace or punctuation must be adjacent: each stretch
                 # is proven like one run, through the trigrams that span its run gaps.
                 for stretch in analyzer.phrase_stretches(t.text):
-                    # Korean: listed runs apart by a gap have a pair term (a run ending with
+                    # ko/ja: listed runs apart by a gap have a pair term (a run ending with
                     # the first, a gap, a run starting with the second): two such runs are
                     # proven by it alone, a longer stretch filtered by it.
                     runs = stretch.split(RUN_GAP)

@@ -131,10 +131,10 @@ def korean_pair_lists(draw: st.DrawFn, docs: list[IndexDoc]) -> tuple[str, ...] 
 @PROPERTY
 @given(data=st.data(), language=cjk_languages)
 def test_cjk_phrases_equal_the_oracle(data: st.DataObject, language: str) -> None:
-    """Korean indexes also with any list of pair runs: a phrase of two listed runs is then
-    proven by its pair term alone."""
+    """Korean and Japanese indexes also with any list of pair runs: a phrase of two listed
+    runs is then proven by its pair term alone."""
     docs = data.draw(documents(language))
-    listed = data.draw(korean_pair_lists(docs)) if language == "ko" else None
+    listed = data.draw(korean_pair_lists(docs)) if language in ("ko", "ja") else None
     s = searcher_for(language, docs, listed)
     first = data.draw(phrases(language, docs))
     second = data.draw(phrases(language, docs))

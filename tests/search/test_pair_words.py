@@ -57,12 +57,28 @@ def test_the_choice_is_the_function_words_then_the_brute_force_ranking(
     assert len(set(chosen)) == len(chosen)
 
 
-def test_korean_lists_its_runs_japanese_and_chinese_nothing(
+def test_korean_lists_its_runs_japanese_its_gap_ends_chinese_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(pair_words, "MIN_PER_ARTICLE", 1.0)
-    assert choose_pair_words("ja", [doc(content="経済 経済 経済 市場")] * 3) == ()
     assert choose_pair_words("zh_tw", [doc(content="經濟 經濟 經濟")] * 3) == ()
+    # Japanese: the 2- and 3-character ends and starts of runs at gaps, counted at each of
+    # the three gaps: から, 府から and 経済 twice an article (ends of 政府から, starts of
+    # 経済成長 and 経済), the others once; ties in code point order.
+    ja = [doc(content="政府から、経済成長 政府から 経済")] * 2
+    assert choose_pair_words("ja", ja) == (
+        "から",
+        "府から",
+        "経済",
+        "成長",
+        "政府",
+        "政府か",
+        "済成長",
+        "経済成",
+    )
+    monkeypatch.setattr(pair_words, "MIN_PER_ARTICLE", 2.0)
+    assert choose_pair_words("ja", ja) == ("から", "府から", "経済")
+    monkeypatch.setattr(pair_words, "MIN_PER_ARTICLE", 1.0)
     # Runs as typed, counted whole: 경제 3 times in 3 articles, 시장 and 서울 twice.
     ko = [doc(content="경제 경제 시장"), doc(content="경제 시장 서울"), doc(content="경제가 서울")]
     assert choose_pair_words("ko", ko) == ("경제",)
