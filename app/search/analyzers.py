@@ -37,11 +37,15 @@ import threading
 import unicodedata
 import zlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 import Stemmer
 
 from app.search.zh_fold_data import T2S_PAIRS
 from app.search.zh_phrase_data import PHRASE_PAIRS
+
+if TYPE_CHECKING:
+    import numpy as np
 
 LATIN_STEMMERS: dict[str, str] = {
     "en": "english",
@@ -176,6 +180,33 @@ def word_hash(stem: str) -> int:
     return zlib.crc32(stem.encode("utf-8"))
 
 
+# The pair and near key format, for one key (int) or many (int64 arrays) alike: the query
+# side, the indexer and the Searcher all go through these.
+_Key = TypeVar("_Key", int, "np.ndarray")
+
+
+def pair_term(first: _Key, second: _Key) -> _Key:
+    """Key of the pair term of pair words number ``first`` and ``second``."""
+    return PAIR_MARK << 2 * UNIGRAM_SHIFT | first << UNIGRAM_SHIFT | second
+
+
+def near_term(listed_first: bool, listed: _Key, other_hash: _Key) -> _Key:
+    """Key of the near term of pair word number ``listed`` beside another word (its
+    word_hash), the pair word first or second."""
+    mark = NEAR_MARKS[0 if listed_first else 1]
+    return mark << 2 * UNIGRAM_SHIFT | listed << NEAR_SHIFT | other_hash
+
+
+def listed_in(key: int) -> tuple[int, ...]:
+    """The pair word numbers a pair or near key names (none for a trigram key)."""
+    mark, low = key >> 2 * UNIGRAM_SHIFT, (1 << UNIGRAM_SHIFT) - 1
+    if mark == PAIR_MARK:
+        return (key >> UNIGRAM_SHIFT & low, key & low)
+    if mark in NEAR_MARKS:
+        return (key >> NEAR_SHIFT & (1 << 2 * UNIGRAM_SHIFT - NEAR_SHIFT) - 1,)
+    return ()
+
+
 # Stored in every index and checked by the Searcher: an index built by another analyser
 # version (or another Chinese table) would silently miss matches, so it is refused instead.
 ANALYZER_VERSION = "6.{:08x}".format(zlib.crc32((T2S_PAIRS + PHRASE_PAIRS).encode("utf-8")))
@@ -285,7 +316,7 @@ class Analyzer:
         i, j = self.frequent.get(first), self.frequent.get(second)
         if i is None or j is None:
             return None
-        return (PAIR_MARK << UNIGRAM_SHIFT | i) << UNIGRAM_SHIFT | j
+        return pair_term(i, j)
 
     def near_key(self, first: str, second: str) -> int | None:
         """The near term of two stems at adjacent positions of which exactly one is a pair
@@ -298,9 +329,9 @@ class Analyzer:
         if (i is None) == (j is None):
             return None
         if i is not None:
-            return NEAR_MARKS[0] << 2 * UNIGRAM_SHIFT | i << NEAR_SHIFT | word_hash(second)
+            return near_term(True, i, word_hash(second))
         assert j is not None
-        return NEAR_MARKS[1] << 2 * UNIGRAM_SHIFT | j << NEAR_SHIFT | word_hash(first)
+        return near_term(False, j, word_hash(first))
 
     def _stemmer(self) -> Stemmer.Stemmer:
         # PyStemmer objects keep mutable state and must not be shared between threads.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -21,9 +21,6 @@ import orjson
 from app.search import layout, pair_words
 from app.search.analyzers import (
     ANALYZER_VERSION,
-    NEAR_MARKS,
-    NEAR_SHIFT,
-    PAIR_MARK,
     RUN_GAP,
     UNIGRAM_SHIFT,
     ZH_FOLD,
@@ -32,7 +29,9 @@ from app.search.analyzers import (
     Analyzer,
     bigram_key,
     get_analyzer,
+    near_term,
     normalize,
+    pair_term,
     trigram_key,
     word_hash,
 )
@@ -329,16 +328,15 @@ def _pairs(
     adjacent = doc[:-1] == doc[1:]
     adjacent &= pos[1:].astype(np.int64) == pos[:-1].astype(np.int64) + 1
     first, second = freq[:-1], freq[1:]
-    kinds = (
-        (adjacent & (first >= 0) & (second >= 0), PAIR_MARK, UNIGRAM_SHIFT, first, second),
-        (adjacent & (first >= 0) & (second < 0), NEAR_MARKS[0], NEAR_SHIFT, first, hashes[1:]),
-        (adjacent & (first < 0) & (second >= 0), NEAR_MARKS[1], NEAR_SHIFT, second, hashes[:-1]),
+    both = np.flatnonzero(adjacent & (first >= 0) & (second >= 0))
+    first_only = np.flatnonzero(adjacent & (first >= 0) & (second < 0))
+    second_only = np.flatnonzero(adjacent & (first < 0) & (second >= 0))
+    terms = (
+        (pair_term(first[both], second[both]), both),
+        (near_term(True, first[first_only], hashes[1:][first_only]), first_only),
+        (near_term(False, second[second_only], hashes[:-1][second_only]), second_only),
     )
-    keys = []
-    for where, mark, offset, listed, other in kinds:
-        at = np.flatnonzero(where)
-        term = mark << 2 * UNIGRAM_SHIFT | listed[at] << offset | other[at]
-        keys.append(term.astype(np.uint64) << np.uint64(_CHUNK_DOCBITS) | doc[at])
+    keys = [term.astype(np.uint64) << np.uint64(_CHUNK_DOCBITS) | doc[at] for term, at in terms]
     key = np.unique(np.concatenate(keys))
     if not key.size:
         return _no_postings(dtype)
@@ -461,18 +459,24 @@ def _runs(pieces: list[str]) -> list[str]:
     return [r for piece in pieces for r in piece.replace("\n", RUN_GAP).split(RUN_GAP) if r]
 
 
+def _gap_neighbours(pieces: list[str]) -> Iterator[tuple[int, str, str]]:
+    """(segment, run before, run after) of every run gap of pieces (cjk_piece's, one per
+    segment), in order."""
+    for seg, piece in enumerate(pieces):
+        if RUN_GAP not in piece:
+            continue
+        for group in piece.split("\n"):
+            for left, right in itertools.pairwise(group.split(RUN_GAP)):
+                yield seg, left, right
+
+
 def _gap_ends(pieces: list[str]) -> list[str]:
     """The 2- and 3-character ends and starts of runs at the run gaps of pieces: what
     Japanese lists (its runs are clauses, which phrases rarely quote whole)."""
     out: list[str] = []
-    for piece in pieces:
-        if RUN_GAP not in piece:
-            continue
-        for group in piece.split("\n"):
-            runs = group.split(RUN_GAP)
-            for left, right in itertools.pairwise(runs):
-                out += [left[-k:] for k in (2, 3) if len(left) >= k]
-                out += [right[:k] for k in (2, 3) if len(right) >= k]
+    for _, left, right in _gap_neighbours(pieces):
+        out += [left[-k:] for k in (2, 3) if len(left) >= k]
+        out += [right[:k] for k in (2, 3) if len(right) >= k]
     return out
 
 
@@ -482,32 +486,23 @@ def _chosen_pair_words(analyzer: Analyzer, words: _Words, ndocs: int) -> tuple[s
         language = analyzer.language
         units = _runs(pieces) if language == "ko" else _gap_ends(pieces) if language == "ja" else []
         counted = Counter(units)
-        runs = sorted(counted)
-        counts = np.fromiter(map(counted.__getitem__, runs), dtype=np.int64, count=len(runs))
-        return pair_words.choose(analyzer, runs, counts, ndocs)
+        distinct = sorted(counted)
+        counts = np.fromiter(map(counted.__getitem__, distinct), np.int64, count=len(distinct))
+        return pair_words.choose(analyzer, distinct, counts, ndocs)
     counts = np.bincount(words.term, minlength=len(words.terms))
     return pair_words.choose(analyzer, words.terms, counts, ndocs)
 
 
 def _run_pairs(pieces: list[str], listed: dict[str, int], dtype: np.dtype) -> _Postings:
-    """Korean pair postings: for every run gap of a field (pieces: one per segment, as
-    cjk_piece makes them), the pair term ``i * len(listed) + j`` of each listed run i that
+    """Korean and Japanese pair postings: for every run gap of a field (pieces: one per
+    segment, as cjk_piece makes them), the pair term (pair_term) of each listed run i that
     ends the run before the gap and each listed run j that starts the run after it, once a
     document. That is every document where the phrase ``"i j"`` occurs, and no other."""
-    lefts: list[str] = []
-    rights: list[str] = []
-    docs: list[int] = []
-    for seg, piece in enumerate(pieces):
-        if RUN_GAP not in piece:
-            continue
-        for group in piece.split("\n"):
-            runs = group.split(RUN_GAP)
-            if len(runs) > 1:
-                lefts += runs[:-1]
-                rights += runs[1:]
-                docs += [seg >> 2] * (len(runs) - 1)
-    if not docs:
+    gaps = list(_gap_neighbours(pieces))
+    if not gaps:
         return _no_postings(dtype)
+    segs, lefts, rights = (list(column) for column in zip(*gaps, strict=True))
+    docs = np.asarray(segs, dtype=np.uint64) >> np.uint64(2)
 
     def affixes(strings: list[str], suffix: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(per occurrence: how many listed runs it ends/starts with, where they start in
@@ -537,11 +532,10 @@ def _run_pairs(pieces: list[str], listed: dict[str, int], dtype: np.dtype) -> _P
     first = left_flat[left_at[occurrence] + k // width]
     second = right_flat[right_at[occurrence] + k % width]
     dense = (first * len(listed) + second).astype(np.uint64)
-    key = np.unique(dense << np.uint64(32) | np.asarray(docs, dtype=np.uint64)[occurrence])
+    key = np.unique(dense << np.uint64(32) | docs[occurrence])
     dense = (key >> np.uint64(32)).astype(np.int64)
-    n = len(listed)
     return _Postings(
-        PAIR_MARK << 2 * UNIGRAM_SHIFT | (dense // n) << UNIGRAM_SHIFT | dense % n,
+        pair_term(dense // len(listed), dense % len(listed)),
         (key & np.uint64(0xFFFFFFFF)).astype(np.int64),
         npos=np.ones(key.size, dtype=np.int64),
         pos=np.zeros(key.size, dtype=dtype),

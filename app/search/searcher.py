@@ -34,13 +34,11 @@ import orjson
 from app.search import layout
 from app.search.analyzers import (
     ANALYZER_VERSION,
-    NEAR_MARKS,
-    NEAR_SHIFT,
-    PAIR_MARK,
     UNIGRAM_SHIFT,
     Analyzer,
     QueryTerms,
     get_analyzer,
+    listed_in,
 )
 from app.search.gaps import decode_gaps
 from app.search.query import CompiledQuery, Part, compile_query
@@ -342,16 +340,8 @@ class Searcher:
         found: set[tuple[int, int]] = set()
         if not self._pair_stems or self.analyzer.cjk:  # Korean pairs are of runs, not words
             return found
-        low = (1 << UNIGRAM_SHIFT) - 1
         for key in lookup.trigram_ids:
-            mark = key >> 2 * UNIGRAM_SHIFT
-            if mark == PAIR_MARK:
-                for i in (key >> UNIGRAM_SHIFT & low, key & low):
-                    found.add(self._pair_range(i))
-            elif mark in NEAR_MARKS:
-                found.add(
-                    self._pair_range(key >> NEAR_SHIFT & (1 << 2 * UNIGRAM_SHIFT - NEAR_SHIFT) - 1)
-                )
+            found.update(self._pair_range(i) for i in listed_in(key))
         return found
 
     def _pair_range(self, i: int) -> tuple[int, int]:
