@@ -19,7 +19,7 @@ import multiprocessing
 import os
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,10 +141,15 @@ def _compile_job(
     return {"docs": len(records), "files": desc_files}, entries
 
 
+def _search_meta(store: ObjectStore, files: Mapping[str, str]) -> dict[str, Any]:
+    """A segment's search.meta, from its files (component name -> object)."""
+    meta: dict[str, Any] = orjson.loads(store.path(files[layout.META]).read_bytes())
+    return meta
+
+
 def _pair_words_of(store: ObjectStore, desc: dict[str, Any]) -> tuple[str, ...]:
-    """The pair words a segment's search index numbers (its search.meta)."""
-    meta = orjson.loads(store.path(desc["files"][layout.META]).read_bytes())
-    return tuple(meta["pair_words"])
+    """The pair words a segment's search index numbers."""
+    return tuple(_search_meta(store, desc["files"])["pair_words"])
 
 
 def _pair_list(
@@ -194,7 +199,7 @@ def _reuse_problem(store: ObjectStore, manifest: Manifest) -> str | None:
     try:
         for meta in manifest.languages.values():
             for desc in meta.segments:
-                index = orjson.loads(store.path(desc.files[layout.META]).read_bytes())
+                index = _search_meta(store, desc.files)
                 problem = versions.mismatch(
                     {"index_format": index.get("format"), "analyzer": index.get("analyzer")}
                 )
