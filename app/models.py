@@ -795,8 +795,11 @@ _BOUND_DOC = (
 )
 
 
-class FilterQuery(PageQuery):
-    """The date range and article form shared by list and search (docs/api.md §7)."""
+class DateRange(BaseModel):
+    """A range of instants, `from` and `to` (docs/api.md §7): article lists and search, and
+    the moderation transparency figures."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
     from_: Annotated[
         Annotated[str, _BOUND_SCHEMA] | None,
@@ -817,15 +820,6 @@ class FilterQuery(PageQuery):
         ),
         _bound(end=True),
     ] = None
-    fields: Annotated[
-        Fields,
-        Field(
-            description="`full` (default): items are Article; `summary`: ArticleSummary.",
-            examples=["summary"],
-        ),
-    ] = Fields.full
-
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
     @field_validator("to")
     @classmethod
@@ -845,6 +839,20 @@ class FilterQuery(PageQuery):
         start = None if self.from_ is None else date_bound_us(self.from_, end=False)
         stop = None if self.to is None else date_bound_us(self.to, end=True)
         return start, stop
+
+
+class FilterQuery(DateRange, PageQuery):
+    """The date range and article form shared by list and search (docs/api.md §7)."""
+
+    fields: Annotated[
+        Fields,
+        Field(
+            description="`full` (default): items are Article; `summary`: ArticleSummary.",
+            examples=["summary"],
+        ),
+    ] = Fields.full
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
     @property
     def summary(self) -> bool:

@@ -269,7 +269,7 @@ def _errors(route: Route, op: Operation) -> dict[int, str]:
     errors = {414: _URI_TOO_LONG}
     if "{language}" in route.path:
         errors[400] = "Unsupported language."
-    if "{article_id}" in route.path:
+    if "{article_id}" in route.path and op.checks_article:
         errors[404] = "Article not found."
         errors[410] = "Article retracted: comments close with it."
     if op.query or op.body or op.headers:
@@ -314,6 +314,8 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
     for status, description in _errors(route, op).items():
         model: type[BaseModel] = m.ValidationError if status == 422 else m.Error
         example = ERROR_EXAMPLES[status]
+        if status in op.error_details:
+            example = {"detail": op.error_details[status]}
         notice = status == 410 and cacheable  # an article's own URL: its retraction notice
         if notice:
             model, description = m.RetractedArticle, _RETRACTED

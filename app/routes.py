@@ -62,6 +62,12 @@ class Operation:
     # The bearer token it reads (app/comments/auth.py checks it first, after the language):
     # "moderator", "author" (required), "author?" (optional) or "notice" (a notifier's).
     auth: Auth | None = None
+    # The `detail` of an error as this operation words it, where it is not the one of
+    # app.openapi.ERROR_EXAMPLES for its status (shown as the response's example).
+    error_details: dict[int, str] = field(default_factory=dict)
+    # False where the article is not looked up (a decision stands for a comment whose
+    # article has left the bundle): no article 404 or 410.
+    checks_article: bool = True
     response_headers: tuple[str, ...] = ()  # names in app.openapi.RESPONSE_HEADERS
     links: dict[str, Any] = field(default_factory=dict)
 
@@ -143,6 +149,10 @@ _MODERATOR = {
 }
 _COMMENT_404 = {404: "Article not found, or Comment not found."}
 _REPORT_ERRORS = {**_COMMENT_404, 429: "Too many reports and notices from this client."}
+_REPORT_DETAILS = {
+    404: "Comment not found",
+    429: "Too many reports and notices: at most 20 per 60 seconds; retry in 12 seconds",
+}
 _ARRAY_OF_SUMMARIES = {"type": "array", "items": {"$ref": "#/components/schemas/ArticleSummary"}}
 _ATOM_EXAMPLE = (
     '<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom"'
@@ -458,6 +468,11 @@ ROUTES: tuple[Route, ...] = (
                 response_headers=("Location", "Idempotent-Replayed"),
                 links=_created_links(),
                 auth="author?",
+                error_details={
+                    401: "Unknown author token",
+                    403: "Comments are closed",
+                    409: "Duplicate comment",
+                },
             ),
         ),
     ),
@@ -516,8 +531,14 @@ ROUTES: tuple[Route, ...] = (
                     **_COMMENT_404,
                     **_UNKNOWN_AUTHOR,
                     409: "Edit window closed, a rejected comment, or a duplicate.",
+                    429: "Too many creates and edits from this client.",
                 },
                 auth="author",
+                error_details={
+                    401: "Unknown author token",
+                    404: "Comment not found",
+                    409: "Edit window closed",
+                },
             ),
             Operation(
                 "deleteComment",
@@ -537,6 +558,7 @@ ROUTES: tuple[Route, ...] = (
                     403: "Not a moderator of this language.",
                 },
                 auth="moderator|author",
+                error_details={404: "Comment not found"},
             ),
         ),
     ),
@@ -560,6 +582,7 @@ ROUTES: tuple[Route, ...] = (
                 status=202,
                 body=w.ReportCreate,
                 errors=_REPORT_ERRORS,
+                error_details=_REPORT_DETAILS,
             ),
         ),
     ),
@@ -582,6 +605,7 @@ ROUTES: tuple[Route, ...] = (
                 status=201,
                 body=w.NoticeCreate,
                 errors=_REPORT_ERRORS,
+                error_details=_REPORT_DETAILS,
             ),
         ),
     ),
@@ -604,6 +628,8 @@ ROUTES: tuple[Route, ...] = (
                 body=w.Decision,
                 errors={**_MODERATOR, 404: "Comment not found (or erased)."},
                 auth="moderator",
+                error_details={404: "Comment not found"},
+                checks_article=False,
             ),
         ),
     ),
@@ -710,6 +736,10 @@ ROUTES: tuple[Route, ...] = (
                 w.NoticeState,
                 errors={401: "No token.", 404: "No such notice, or a wrong token."},
                 auth="notice",
+                error_details={
+                    401: "The notice's access token is required",
+                    404: "Notice not found",
+                },
             ),
         ),
     ),
@@ -729,6 +759,7 @@ ROUTES: tuple[Route, ...] = (
                 w.OwnComments,
                 errors=_UNKNOWN_AUTHOR,
                 auth="author",
+                error_details={401: "Unknown author token"},
             ),
             Operation(
                 "eraseMyComments",
@@ -742,6 +773,7 @@ ROUTES: tuple[Route, ...] = (
                 status=204,
                 errors=_UNKNOWN_AUTHOR,
                 auth="author",
+                error_details={401: "Unknown author token"},
             ),
         ),
     ),

@@ -94,7 +94,9 @@ def child_creates(dsn: str, n: int, terms: str | None) -> dict[str, float]:
     serial = iter(range(10**9))
 
     def create() -> None:
-        text = " ".join(rng.choice(words) for _ in range(60)) + f" {next(serial)}"
+        # Unique per process too: rounds share the database, and the same text from the same
+        # client within ten minutes is a duplicate (409).
+        text = " ".join(rng.choice(words) for _ in range(60)) + f" {os.getpid()}.{next(serial)}"
         reply = client.simulate_post(
             f"/api/v1/{LANGUAGES[next(serial) % 9]}/articles/bench/comments",
             json={"author": "Reader", "content": text},

@@ -17,7 +17,7 @@ from app.models import (
     Comment,
     CommentOrder,
     CommentTimestamp,
-    FilterQuery,
+    DateRange,
     Language,
     Page,
     PageQuery,
@@ -318,8 +318,9 @@ class SettingsUpdate(BaseModel):
     closed: bool = False
 
 
-class TransparencyQuery(FilterQuery):
-    """`from` and `to` as in the article list; both ends optional."""
+class TransparencyQuery(DateRange):
+    """`from` and `to` as in the article list (the instants of the notices, decisions and
+    reports counted); both ends optional."""
 
 
 class NoticeFigures(BaseModel):
@@ -384,8 +385,8 @@ class ReportReceipt(BaseModel):
 _EMAIL_RE = re.compile(r"[^@\s]{1,64}@[^@\s.]+(?:\.[^@\s.]+)+")
 
 
-def _email(value: str | None) -> str | None:
-    if value is not None and (len(value) > 254 or not _EMAIL_RE.fullmatch(value)):
+def _email(value: str) -> str:
+    if len(value) > 254 or not _EMAIL_RE.fullmatch(value):
         raise ValueError("not an email address")
     return value
 
@@ -410,11 +411,14 @@ class NoticeCreate(BaseModel):
     """Why the content is illegal."""
     law: _optional_text(200) = None  # type: ignore[valid-type]
     notifier_name: _optional_text(200) = None  # type: ignore[valid-type]
-    notifier_email: Annotated[
-        StrictStr | None,
-        AfterValidator(_email),
-        Field(max_length=254, json_schema_extra={"format": "email"}),
-    ] = None
+    notifier_email: (
+        Annotated[
+            StrictStr,
+            AfterValidator(_email),
+            Field(max_length=254, json_schema_extra={"format": "email"}),
+        ]
+        | None
+    ) = None
     good_faith: Literal[True]
     """The notifier's statement that the notice is accurate and complete."""
 

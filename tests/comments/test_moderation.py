@@ -475,6 +475,9 @@ def test_notice_end_to_end(mod: Client) -> None:
 def test_notice_body_is_validated(client: Client) -> None:
     comment = create(client, "z").json
     path = f"{COMMENTS}/{comment['id']}/notices"
+    nulls = {"law": None, "notifier_name": None, "notifier_email": None}
+    sent = client.simulate_post(path, json={"explanation": "x", "good_faith": True, **nulls})
+    assert sent.status_code == 201, sent.text
     for body, field in [
         ({"explanation": "x", "good_faith": False}, "good_faith"),
         ({"explanation": "", "good_faith": True}, "explanation"),
