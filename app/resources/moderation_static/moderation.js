@@ -277,6 +277,7 @@
   // -- queues ----------------------------------------------------------------------------
 
   async function selectLanguage(language) {
+    showError("");
     state.language = language;
     state.page = 1;
     state.current = -1;
