@@ -363,7 +363,7 @@ class ArticleSummary(BaseModel):
     """Written wholly or partly by a trained model (`provenance.ai_generated`)."""
 
 
-class _Page(BaseModel, Generic[T]):
+class Page(BaseModel, Generic[T]):
     """The envelope of list, search and comment list; serialised by hand in app/params.py
     for speed, and checked against this declaration by tests."""
 
@@ -378,7 +378,7 @@ class _Page(BaseModel, Generic[T]):
     """ceil(total / page_size); 0 when total is 0."""
 
 
-class ArticleList(_Page[Article | ArticleSummary]):
+class ArticleList(Page[Article | ArticleSummary]):
     """A page of articles; a page past the end has no items and the true total. Items are
     Article objects, or ArticleSummary objects with `fields=summary`."""
 
@@ -440,7 +440,7 @@ class CorrectionEntry(BaseModel):
     text: str
 
 
-class CorrectionList(_Page[CorrectionEntry]):
+class CorrectionList(Page[CorrectionEntry]):
     """A page of a language's corrections log: `at` descending, then `article_id`, then
     `kind` (`correction` before `retraction`)."""
 
@@ -483,9 +483,13 @@ class Comment(BaseModel):
     content: str
     created_at: CommentTimestamp
     """RFC 3339 UTC with fractional seconds."""
+    featured: bool = False
+    """Picked out by a moderator."""
+    edited_at: CommentTimestamp | None = None
+    """When its author last edited it, or null."""
 
 
-class CommentList(_Page[Comment]):
+class CommentList(Page[Comment]):
     """A page of comments, newest first unless `order=oldest`."""
 
 
@@ -539,10 +543,10 @@ def _comment_text(single_line: bool) -> tuple[Any, Any]:
         json_schema_extra=_schema_pattern(pattern),
         description=f"1 to {most} characters after trimming{',' if single_line else ';'} {lines}",
     )
-    return field, _comment_cleaner(single_line)
+    return field, comment_cleaner(single_line)
 
 
-def _comment_cleaner(single_line: bool) -> Any:
+def comment_cleaner(single_line: bool) -> Any:
     def clean(raw: Any) -> Any:
         if not isinstance(raw, str):
             return raw  # the strict string check names the type

@@ -24,6 +24,7 @@ from tests.http_support import exchange
 from tests.reliability.harness import ADMIN_TOKEN, BIN, Server, build_sample_bundle
 
 REDOCLY = PROJECT_ROOT / "node_modules" / ".bin" / "redocly"
+REDOCLY_CONFIG = PROJECT_ROOT / "redocly.yaml"
 SMOKE = Path(__file__).with_name("client_smoke.py")
 # No telemetry, no update check: CI reaches only the package registries.
 NODE_ENV = {**os.environ, "REDOCLY_TELEMETRY": "off", "REDOCLY_SUPPRESS_UPDATE_NOTICE": "true"}
@@ -34,7 +35,7 @@ def redocly_lint(document: dict[str, Any], tmp_path: Path) -> subprocess.Complet
     path = tmp_path / "openapi.json"
     path.write_text(json.dumps(document, ensure_ascii=False))
     return subprocess.run(
-        [str(REDOCLY), "lint", "--extends", "recommended", "--format", "stylish", str(path)],
+        [str(REDOCLY), "lint", "--config", str(REDOCLY_CONFIG), "--format", "stylish", str(path)],
         capture_output=True,
         text=True,
         env=NODE_ENV,

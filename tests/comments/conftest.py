@@ -18,8 +18,7 @@ import falcon
 import pytest
 
 from app import errors
-from app.comments import CommentService, create_comment_service
-from app.comments.model import CommentStore
+from app.comments import CommentService, CommentStore, create_comment_service
 from app.config import Settings
 from app.mount import mount
 from app.routes import ROUTES
@@ -78,7 +77,7 @@ def build() -> Iterator[Callable[..., Client]]:
         # The comment routes need only the settings and the comment service of the shared
         # parts (app.routes.Shared).
         shared: Any = SimpleNamespace(settings=settings, comments=service)
-        mount(app, shared, [route for route in ROUTES if route.tag == "comments"])
+        mount(app, shared, [route for route in ROUTES if route.tag in ("comments", "moderation")])
         client = Client(app)
         client.service = service
         return client
