@@ -671,7 +671,8 @@
     const n = card.getAttribute("data-index");
     const form = el(
       "form",
-      { class: "decide", "aria-label": "Reject comment " + item.id },
+      // novalidate: the checks below say what is missing as text, in the card.
+      { class: "decide", "aria-label": "Reject comment " + item.id, novalidate: true },
       el("h4", {}, "Reject this comment"),
       field("reject-reason-" + n, "Reason", reasonSelect("reject-reason-" + n)),
       field(
@@ -756,7 +757,8 @@
     otherReason.hidden = true;
     const form = el(
       "form",
-      { class: "decide", "aria-label": "Decide notice " + notice.id },
+      // novalidate: a hidden required field must not block the form silently.
+      { class: "decide", "aria-label": "Decide notice " + notice.id, novalidate: true },
       el("h4", {}, "Decide notice ", el("bdi", {}, notice.id)),
       outcome,
       then,
