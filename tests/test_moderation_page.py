@@ -351,7 +351,7 @@ def test_a_moderator_works_each_queue(server: Server, browser: Any, tmp_path: Pa
     set_mode(server, "en", held, "pre")
     title = call(server, "GET", article_path("en", held))[1]["title"]
     # Pending: two comments held by pre-moderation, oldest first.
-    first = post_comment(server, "en", held, "The rate decision was expected.", "Mina")
+    first = post_comment(server, "en", held, "Clear summary of the measurements.", "Mina")
     second = post_comment(server, "en", held, "BUY CHEAP WATCHES www.spam.example", "Promo")
     # Withheld and reported: three clients report one comment; one client another.
     noisy = post_comment(server, "en", open_article, "You are all idiots.", "Troll")
@@ -422,6 +422,7 @@ def test_a_moderator_works_each_queue(server: Server, browser: Any, tmp_path: Pa
         expect(note).to_have_value("a repeat advertiser, j k a r")
         explanation = "Advertising is not allowed in comments."
         card(page, second).get_by_label(re.compile("Explanation for the author")).fill(explanation)
+        card(page, second).evaluate("item => item.scrollIntoView({block: 'start'})")
         shoot(page, tmp_path, "moderation-decision.png")
         card(page, second).get_by_role("button", name="Reject", exact=True).click()
         said(page, f"Rejected comment {second['id']} (Spam).")
