@@ -19,6 +19,7 @@ import pytest
 
 from app import errors
 from app.comments import CommentService, CommentStore, create_comment_service
+from app.comments.auth import ArticleLookup
 from app.config import Settings
 from app.mount import mount
 from app.routes import ROUTES
@@ -54,10 +55,16 @@ def dsn(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def build() -> Iterator[Callable[..., Client]]:
-    """`build(dsn, store=None, **settings_overrides)`: a client; services closed at the end."""
+    """`build(dsn, store=None, facts=None, **settings_overrides)`: a client; services closed
+    at the end. `facts` gives articles titles and publication times (app.comments.auth)."""
     services: list[CommentService] = []
 
-    def make(dsn: str, store: CommentStore | None = None, **overrides: Any) -> Client:
+    def make(
+        dsn: str,
+        store: CommentStore | None = None,
+        facts: ArticleLookup | None = None,
+        **overrides: Any,
+    ) -> Client:
         settings = replace(
             Settings(
                 comments_dsn=dsn,
@@ -68,9 +75,9 @@ def build() -> Iterator[Callable[..., Client]]:
             **overrides,
         )
         if store is None:
-            service = create_comment_service(settings, article_exists)
+            service = create_comment_service(settings, article_exists, None, facts)
         else:
-            service = CommentService(settings, store, article_exists)
+            service = CommentService(settings, store, article_exists, None, facts)
         services.append(service)
         app = falcon.App()
         errors.install(app)
