@@ -369,6 +369,10 @@ def test_a_moderator_works_each_queue(server: Server, browser: Any, tmp_path: Pa
         notifier_name="Jo Notifier",
         notifier_email="jo@example.org",
     )
+    harmless = post_comment(
+        server, "en", open_article, "The mayor's plan costs too much.", "Critic"
+    )
+    cleared = notice(server, harmless, "Insults the mayor.")
     assert call(server, "GET", article_path("en", held) + "/comments")[1]["total"] == 0
 
     context, page, watch = open_page(browser, server, DESKTOP)
@@ -381,7 +385,7 @@ def test_a_moderator_works_each_queue(server: Server, browser: Any, tmp_path: Pa
             for q in ("pending", "withheld", "reported", "notices", "rejected")
         }
         assert counts == {
-            "pending": "2", "withheld": "1", "reported": "2", "notices": "1", "rejected": "0",
+            "pending": "2", "withheld": "1", "reported": "2", "notices": "2", "rejected": "0",
         }  # fmt: skip
 
         # Pending, oldest first, each item with its text, author, article and reason.
@@ -447,7 +451,7 @@ def test_a_moderator_works_each_queue(server: Server, browser: Any, tmp_path: Pa
         expect(card(page, reported).locator(".badge.featured")).to_be_visible()
 
         # Notices: the explanation and the notifier's contact; decided illegal with grounds.
-        open_queue(page, "notices", 1)
+        open_queue(page, "notices", 2)
         told = card(page, accused)
         expect(told.locator(".notice .text")).to_have_text("Defamation of a named person.")
         # The contract's queue names no notifier contact; shown when the API gives it.
@@ -464,6 +468,19 @@ def test_a_moderator_works_each_queue(server: Server, browser: Any, tmp_path: Pa
             f"Rejected comment {accused['id']} (Illegal content); notice {sent['id']} decided"
             " illegal.",
             exact=False,
+        )
+        expect(page.locator('#queue-tabs button[data-queue="notices"] .count')).to_have_text("1")
+        # The other notice: not illegal, and the comment approved (it stays visible).
+        fine = card(page, harmless)
+        fine.get_by_role("button", name="Decide notice…").click()
+        fine.get_by_role("radio", name="Not illegal").check()
+        expect(fine.get_by_label("Then the comment is")).to_have_value("approve")
+        not_grounds = "Criticism of a public official's policy, not an insult."
+        fine.get_by_label(re.compile("^Grounds")).fill(not_grounds)
+        fine.get_by_role("button", name="Decide notice", exact=True).click()
+        said(
+            page,
+            f"Approved comment {harmless['id']}; notice {cleared['id']} decided not illegal.",
         )
         expect(page.locator('#queue-tabs button[data-queue="notices"] .count')).to_have_text("0")
 
@@ -487,10 +504,17 @@ def test_a_moderator_works_each_queue(server: Server, browser: Any, tmp_path: Pa
 
         # The log, followed live: every action above is in it, newest first.
         log = page.locator("#log-items li")
-        expect(log.first).to_contain_text("reject", timeout=15_000)
+        expect(log.first).to_contain_text(cleared["id"], timeout=15_000)
         expect(page.locator("#log-items")).to_contain_text(sent["id"])
         texts = log.all_inner_texts()
         assert any("approve" in t and first["id"] in t and "ana" in t for t in texts), texts
+        # Followed live: a comment posted elsewhere shows up in the log and in the counts
+        # without the moderator doing anything.
+        late = post_comment(server, "en", held, "Posted while the page watches.", "Late")
+        expect(log.first).to_contain_text(late["id"], timeout=15_000)
+        expect(log.first).to_contain_text("create")
+        pending = page.locator('#queue-tabs button[data-queue="pending"] .count')
+        expect(pending).to_have_text("1")
 
         # Transparency figures for today.
         page.get_by_role("button", name="Show figures").click()
@@ -504,6 +528,7 @@ def test_a_moderator_works_each_queue(server: Server, browser: Any, tmp_path: Pa
         # The token never travelled in an address, and no cookie was set.
         assert not any(EN_TOKEN in url for url in watch.requests)
         assert context.cookies() == []
+        assert page.evaluate("sessionStorage.length") == 0  # not asked to keep it
     finally:
         context.close()
 
@@ -520,7 +545,7 @@ def test_a_moderator_works_each_queue(server: Server, browser: Any, tmp_path: Pa
     assert own["moderation"]["reason"] == "spam" and not own["moderation"]["automated"]
     assert own["moderation"]["explanation"] == explanation
     visible = reader_ids(server, "en", open_article)
-    assert set(visible) == {noisy["id"], reported["id"]}
+    assert set(visible) == {noisy["id"], reported["id"], harmless["id"]}
     assert visible[reported["id"]]["featured"] is True
     assert visible[noisy["id"]]["featured"] is False
     status, decided = call(
@@ -529,6 +554,11 @@ def test_a_moderator_works_each_queue(server: Server, browser: Any, tmp_path: Pa
     assert status == 200 and decided["status"] == "decided"
     assert decided["decision"]["outcome"] == "illegal"
     assert decided["decision"]["grounds"] == grounds
+    status, decided = call(
+        server, "GET", f"/api/v1/notices/{cleared['id']}", token=cleared["access_token"]
+    )
+    assert status == 200 and decided["decision"]["outcome"] == "not_illegal"
+    assert decided["decision"]["grounds"] == not_grounds
     status, settings = call(server, "GET", article_path("en", open_article) + "/comments/settings")
     assert status == 200 and settings["mode"] == "first" and settings["closed"] is True
     status, closed = call(
@@ -551,6 +581,7 @@ def test_a_moderator_works_each_queue(server: Server, browser: Any, tmp_path: Pa
         ("approve", noisy["id"], None),
         ("feature", reported["id"], None),
         ("reject", accused["id"], sent["id"]),
+        ("approve", harmless["id"], cleared["id"]),
     ], by_ana
     rejects = [e for e in log_body["items"] if e["action"] == "reject"]
     assert [(e["reason"], e["note"]) for e in rejects] == [

@@ -640,11 +640,15 @@
         (decision.notice_outcome === "illegal" ? "illegal" : "not illegal");
     }
     announce(said + ".");
-    await Promise.all([loadQueue(index), loadCounts()]);
+    await loadQueue(index);
+    // The next comment takes focus, unless the moderator is already typing somewhere.
+    if (!typing(document.activeElement)) {
+      const now = currentCard();
+      if (now) now.focus();
+      else $("queue-items").focus();
+    }
+    loadCounts();
     pullLog();
-    const now = currentCard();
-    if (now) now.focus();
-    else $("queue-items").focus();
   }
 
   function closeForms() {
