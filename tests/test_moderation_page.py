@@ -787,3 +787,75 @@ def test_hostile_content_stays_text_inside_its_box(
         finally:
             context.close()
     assert set(reader_ids(server, "it", article)) == {comments[3]["id"]}
+
+
+def test_keyboard_labels_focus_and_paging_at_360_px(server: Server, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    article = sample_ids(server, "es")[0]
+    set_mode(server, "es", article, "pre")
+    posted = [
+        post_comment(server, "es", article, f"Comentario número {n}.", f"Lector {n}")
+        for n in range(23)
+    ]
+    context, page, watch = open_page(browser, server, PHONE)
+    try:
+        sideways = "document.documentElement.scrollWidth > document.documentElement.clientWidth"
+        assert page.evaluate(sideways) is False
+        # The sign-in form: labelled, and the first thing focused.
+        expect(page.get_by_label("Moderator token")).to_be_focused()
+        sign_in(page, ADMIN_TOKEN)
+        page.get_by_label("Language").select_option("es")
+        expect(page.locator("#queue-items .item")).to_have_count(20)
+        expect(page.locator("#page-info")).to_have_text("Page 1 of 2")
+        card(page, posted[0]).get_by_role("button", name="Reject…").click()
+        # Every control has a label; nothing jumps the focus order; focus is visible.
+        unlabelled = page.evaluate(
+            """() => [...document.querySelectorAll('input, select, textarea, button')]
+                .filter((c) => c.offsetParent !== null)
+                .filter((c) => !(c.labels && c.labels.length) && !c.getAttribute('aria-label')
+                    && !(c.tagName === 'BUTTON' && c.textContent.trim()))
+                .map((c) => c.outerHTML.slice(0, 80))"""
+        )
+        assert unlabelled == []
+        assert page.evaluate(
+            "[...document.querySelectorAll('[tabindex]')].every((e) => e.tabIndex <= 0)"
+        )
+        page.keyboard.press("Escape")
+        page.get_by_role("button", name="Refresh").focus()
+        page.keyboard.press("Tab")  # keyboard focus: :focus-visible applies
+        outline = page.evaluate(
+            """() => { const s = getComputedStyle(document.activeElement);
+                return [s.outlineStyle, parseFloat(s.outlineWidth)]; }"""
+        )
+        assert outline[0] != "none" and outline[1] >= 2, outline
+        assert page.evaluate(sideways) is False
+
+        # j and k cross pages, oldest first.
+        page.locator("#queue-items").focus()
+        assert current_id(page) == posted[0]["id"]
+        for _ in range(20):
+            page.keyboard.press("j")
+        expect(page.locator("#page-info")).to_have_text("Page 2 of 2")
+        expect(page.locator("#queue-items .item")).to_have_count(3)
+        assert current_id(page) == posted[20]["id"]
+        page.keyboard.press("k")
+        expect(page.locator("#page-info")).to_have_text("Page 1 of 2")
+        expect(page.locator("#queue-items .item[aria-current=true]")).to_have_attribute(
+            "data-id", posted[19]["id"]
+        )
+        # Newest first on request; the pager's buttons follow.
+        page.get_by_label("Order").select_option("newest")
+        expect(page.locator("#queue-items .item").first).to_have_attribute(
+            "data-id", posted[-1]["id"]
+        )
+        expect(page.get_by_role("button", name="Previous page")).to_be_disabled()
+        page.get_by_role("button", name="Next page").click()
+        expect(page.locator("#queue-items .item").last).to_have_attribute(
+            "data-id", posted[0]["id"]
+        )
+        expect(page.get_by_role("button", name="Next page")).to_be_disabled()
+        assert page.evaluate(sideways) is False
+        watch.check(page)
+    finally:
+        context.close()
