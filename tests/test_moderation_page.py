@@ -789,7 +789,9 @@ def test_hostile_content_stays_text_inside_its_box(
     assert set(reader_ids(server, "it", article)) == {comments[3]["id"]}
 
 
-def test_keyboard_labels_focus_and_paging_at_360_px(server: Server, browser: Any) -> None:
+def test_keyboard_labels_focus_and_paging_at_360_px(
+    server: Server, browser: Any, tmp_path: Path
+) -> None:
     from playwright.sync_api import expect
 
     article = sample_ids(server, "es")[0]
@@ -808,6 +810,7 @@ def test_keyboard_labels_focus_and_paging_at_360_px(server: Server, browser: Any
         page.get_by_label("Language").select_option("es")
         expect(page.locator("#queue-items .item")).to_have_count(20)
         expect(page.locator("#page-info")).to_have_text("Page 1 of 2")
+        shoot(page, tmp_path, "queue-360.png")
         card(page, posted[0]).get_by_role("button", name="Reject…").click()
         # Every control has a label; nothing jumps the focus order; focus is visible.
         unlabelled = page.evaluate(
@@ -856,6 +859,23 @@ def test_keyboard_labels_focus_and_paging_at_360_px(server: Server, browser: Any
         )
         expect(page.get_by_role("button", name="Next page")).to_be_disabled()
         assert page.evaluate(sideways) is False
+
+        # An error from the API is shown as its text: the author erased the comment meanwhile.
+        gone = posted[0]
+        erased = server.request(
+            "DELETE",
+            article_path("es", article) + f"/comments/{gone['id']}",
+            headers={"Authorization": f"Bearer {gone['author_token']}"},
+        )
+        assert erased.status == 204
+        card(page, gone).get_by_role("button", name="Approve").click()
+        expect(card(page, gone).locator(".card-error")).to_have_text(
+            "Not done: 404: Comment not found"
+        )
+        expect(page.locator("#error")).to_contain_text("404: Comment not found")
+        page.get_by_role("button", name="Refresh").click()
+        expect(page.locator('#queue-tabs button[data-queue="pending"] .count')).to_have_text("22")
+        expect(card(page, gone)).to_have_count(0)
         watch.check(page)
     finally:
         context.close()
