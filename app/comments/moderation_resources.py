@@ -5,7 +5,7 @@ token (401) and its languages (403), then parameters (422), then existence (404)
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import NoReturn
 
 import falcon
@@ -277,5 +277,14 @@ class TransparencyResource(_ContextResource):
     on_head = on_get
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_FIRST, _LAST = datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)
+
+
 def _instant(microseconds: int) -> datetime:
-    return datetime.fromtimestamp(microseconds / 1_000_000, UTC)
+    """A bound of the range as a datetime; bounds past year 1 or 9999 (an offset can put
+    `9999-12-31T23:59:59-12:00` there) are the first or last instant a datetime holds."""
+    try:
+        return _EPOCH + timedelta(microseconds=microseconds)
+    except OverflowError:
+        return _FIRST if microseconds < 0 else _LAST

@@ -635,6 +635,13 @@ def test_transparency_figures(make_client: MakeClient, terms: Path) -> None:
     assert empty["notices"]["received"] == 0 and empty["removals"] == {}
     assert empty["notices"]["median_hours_to_decision"] is None
     assert (empty["from"], empty["to"]) == ("2000-01-01", "2000-12-31")
+    # Bounds at the ends of what a timestamp holds count everything, and are no error.
+    widest = client.simulate_get(
+        "/api/v1/moderation/transparency",
+        params={"from": "0001-01-01T00:00:00+14:00", "to": "9999-12-31T23:59:59-12:00"},
+        headers=ADMIN,
+    )
+    assert widest.status_code == 200 and widest.json["notices"] == figures["notices"]
 
 
 def test_nothing_here_is_cacheable(mod: Client) -> None:
