@@ -994,6 +994,9 @@
     } finally {
       pulling = false;
       if (generation === state.log.generation) scheduleLog();
+      // The language changed while this pull ran: the new log's first pull was turned
+      // away by this one, so it starts now.
+      else pullLog();
     }
   }
 
