@@ -568,21 +568,28 @@
     return $("queue-items").querySelector(`.item[data-index="${state.current}"]`);
   }
 
+  let turning = false; // a page is loading for j or k: more presses wait for it
+
   async function move(step) {
-    if (!state.items.length) return;
+    if (!state.items.length || turning) return;
     const next = state.current + step;
     if (next >= 0 && next < state.items.length) {
       setCurrent(next, true);
       return;
     }
-    if (step > 0 && state.page < state.totalPages) {
-      state.page += 1;
-      await loadQueue(0);
-      setCurrent(0, true);
-    } else if (step < 0 && state.page > 1) {
-      state.page -= 1;
-      await loadQueue(PAGE_SIZE - 1);
-      setCurrent(state.items.length - 1, true);
+    turning = true;
+    try {
+      if (step > 0 && state.page < state.totalPages) {
+        state.page += 1;
+        await loadQueue(0);
+        setCurrent(0, true);
+      } else if (step < 0 && state.page > 1) {
+        state.page -= 1;
+        await loadQueue(PAGE_SIZE - 1);
+        setCurrent(state.items.length - 1, true);
+      }
+    } finally {
+      turning = false;
     }
   }
 
