@@ -163,7 +163,8 @@ class ModerationQueries(SQLBase):
                 decision = NoticeDecision(
                     outcome=row[9],
                     grounds=row[10],
-                    explanation=row[11],
+                    # The moderator's explanation; without one, the grounds are the reasons.
+                    explanation=row[11] or row[10],
                     automated=False,
                     redress=redress,
                 )

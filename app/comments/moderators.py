@@ -26,6 +26,7 @@ log = logging.getLogger("app.comments")
 
 ADMIN = "admin"
 _MAX_FILE_BYTES = 1 << 20
+_EMPTY_DIGEST = hashlib.sha256(b"").digest()
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,10 @@ def parse(text: str, where: str) -> list[_Entry]:
             raw = b""
         if len(raw) != 32:
             raise ConfigError(f"{where}:{number}: the token's digest must be 64 hex digits")
+        if raw == _EMPTY_DIGEST:
+            # What `printf %s "$TOKEN" | sha256sum` prints when TOKEN is unset: it would make
+            # an empty bearer value (or another scheme) a moderator.
+            raise ConfigError(f"{where}:{number}: that is the digest of an empty token")
         names.add(name)
         entries.append(_Entry(Moderator(name, scope), raw))
     return entries
@@ -108,6 +113,8 @@ class Moderators:
     def identify(self, token: str) -> Moderator | None:
         """The moderator whose token this is, or None. Every digest is compared, in constant
         time, so the time taken tells nothing of which one (if any) matched."""
+        if not token:
+            return None
         self._refresh()
         given = digest(token)
         found = None

@@ -91,11 +91,7 @@ class CommentsResource(_ContextResource):
         author_id = ctx.author(req)
         new = read_create(req, language, article_id)
         ctx.require_article(language, article_id)
-        rate = RateLimit(
-            ctx.settings.comment_rate_count,
-            ctx.settings.comment_rate_seconds,
-            client_identity(req, ctx.settings.trusted_proxies, ctx.settings.trust_unix_peers),
-        )
+        rate = comment_rate(ctx, req)
         screening = ctx.screening(language, article_id, new.author, new.content)
         try:
             created = ctx.call(
@@ -104,12 +100,7 @@ class CommentsResource(_ContextResource):
         except ParentNotFound:
             raise parent_not_found(new.parent_id or "") from None
         except RateLimited as limited:
-            raise APIError(
-                429,
-                f"Too many comments: at most {rate.count} per {rate.seconds} seconds;"
-                f" retry in {limited.retry_after} seconds",
-                headers={"Retry-After": str(limited.retry_after)},
-            ) from None
+            raise too_many_comments(rate, limited) from None
         except IdempotencyConflict as conflict:
             raise APIError(409, str(conflict)) from None
         except Refused as refused:
@@ -132,27 +123,43 @@ class CommentsResource(_ContextResource):
 CommentTarget = tuple[str, str, str]  # (language, article_id, comment_id)
 
 
+def comment_rate(ctx: Context, req: falcon.Request) -> RateLimit:
+    """NEWS_COMMENT_RATE_LIMIT for this request's client: creates and edits count."""
+    settings = ctx.settings
+    return RateLimit(
+        settings.comment_rate_count,
+        settings.comment_rate_seconds,
+        client_identity(req, settings.trusted_proxies, settings.trust_unix_peers),
+    )
+
+
+def too_many_comments(rate: RateLimit, limited: RateLimited) -> APIError:
+    return APIError(
+        429,
+        f"Too many comments: at most {rate.count} per {rate.seconds} seconds;"
+        f" retry in {limited.retry_after} seconds",
+        headers={"Retry-After": str(limited.retry_after)},
+    )
+
+
 def _comment_target(
     req: falcon.Request, resp: falcon.Response, resource: object, params: dict[str, Any]
 ) -> None:
-    """The checks before the store is asked, for each of CommentResource's responders: the
-    article, then whether the id could be one this service issued. They come after the
-    language and the admin token (app.mount wraps the responders this hook is part of)."""
-    assert isinstance(resource, CommentResource)
-    target = params.pop("language"), params.pop("article_id"), params.pop("comment_id")
-    resource.ctx.require_article(target[0], target[1])
-    if not plausible_id(target[2]):
-        _comment_not_found()
-    params["target"] = target
+    """CommentResource's responders take the path as one `target`."""
+    params["target"] = params.pop("language"), params.pop("article_id"), params.pop("comment_id")
 
 
 @falcon.before(_comment_target)
 class CommentResource(_ContextResource):
+    # Each responder checks, in the contract's order: its token (401/403), its body (422),
+    # then `_exists`: the article (404/410) and whether the id could be one this service
+    # issued (an id that cannot be is answered without a query).
     """`/api/v1/{language}/articles/{article_id}/comments/{comment_id}`: get, edit, erase."""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, target: CommentTarget) -> None:
         ctx = self.ctx
         author_id = self._author(req)
+        self._exists(target)
         if author_id is not None:
             own = ctx.call(ctx.store.stored, *target)
             if own is not None and own.author_id == author_id:
@@ -170,11 +177,12 @@ class CommentResource(_ContextResource):
         author_id = ctx.author(req, required=True)
         assert author_id is not None
         body: CommentEdit = read_json(req, CommentEdit)
+        self._exists(target)
         language, article_id, _ = target
         screening = ctx.screening(language, article_id, "", body.content)
         # Rule 1 (closed) is not one of the edit's rules: only 2 to 7 run again.
         screening = replace(screening, closed_by_age=False)
-        client = client_identity(req, ctx.settings.trusted_proxies, ctx.settings.trust_unix_peers)
+        rate = self._rate(req)
         try:
             stored = ctx.call(
                 ctx.store.edit,
@@ -183,10 +191,12 @@ class CommentResource(_ContextResource):
                 body.content,
                 screening,
                 ctx.settings.comment_edit_seconds,
-                client,
+                rate,
             )
         except Refused as refused:
             raise APIError(refused.status, refused.detail) from None
+        except RateLimited as limited:
+            raise too_many_comments(rate, limited) from None
         if stored is None:
             _comment_not_found()
         _send(resp, self._own(stored))
@@ -197,16 +207,27 @@ class CommentResource(_ContextResource):
         if token is None:
             raise unauthorized("A moderator's or the author's token is required")
         moderator = ctx.moderators.identify(token)
+        author_id = None
+        if moderator is None:
+            author_id = ctx.author(req, required=True)
+        elif not moderator.covers(target[0]):
+            raise APIError(403, "Not a moderator of this language")
+        self._exists(target)
         if moderator is not None:
-            if not moderator.covers(target[0]):
-                raise APIError(403, "Not a moderator of this language")
             erased = ctx.call(ctx.store.erase, *target, moderator=moderator.name)
         else:
-            author_id = ctx.author(req, required=True)
             erased = ctx.call(ctx.store.erase, *target, author_id=author_id)
         if not erased:
             _comment_not_found()
         resp.status = 204
+
+    def _rate(self, req: falcon.Request) -> RateLimit:
+        return comment_rate(self.ctx, req)
+
+    def _exists(self, target: CommentTarget) -> None:
+        self.ctx.require_article(target[0], target[1])
+        if not plausible_id(target[2]):
+            _comment_not_found()
 
     def _author(self, req: falcon.Request) -> str | None:
         """The author of a GET's token; a moderator's token reads as a reader does."""

@@ -160,11 +160,14 @@ class SQLStore(ModerationQueries):
     def _erase(self, conn: Any, found: Stored, moderator: str | None) -> None:
         now = datetime.now(UTC)
         # The row stays (ids, the log and a reused Idempotency-Key keep working) with
-        # nothing left of what the author wrote or of who they were.
+        # nothing left of what the author wrote or of who they were: not even the request
+        # fingerprint (a hash of the text) nor the moderator's note and explanation on the
+        # row. The moderation log keeps its entries (the audit trail), notes included.
         self._exec(
             conn,
             f"UPDATE comments SET status = 'erased', deleted_at = {self.param}, author = '',"
-            f" content = '', author_id = NULL, client_key = NULL, featured = {self._false}"
+            f" content = '', author_id = NULL, client_key = NULL, featured = {self._false},"
+            " request_hash = '', mod_note = NULL, mod_explanation = NULL"
             f" WHERE id = {self.param}",
             (self._ts_in(now), found.comment.id),
         )
@@ -263,28 +266,33 @@ class SQLStore(ModerationQueries):
         content: str,
         screening: Screening,
         window_seconds: int,
-        client: str,
+        rate: RateLimit,
     ) -> Stored | None:
         """The author's edit (docs/moderation.md, "Authors"): None when the comment is not
         theirs; Refused when the window has closed or the comment cannot be edited."""
 
         def op(conn: Any) -> Stored | None:
-            client_key = self._client_key(client)
+            client_key = self._client_key(rate.client)
             with self._write(conn, client_key):
                 found = self._stored_row(conn, language, article_id, comment_id, lock=True)
                 if found is None or found.author_id != author_id:
                     return None
                 if found.status == "rejected":
                     raise Refused(409, "Comment cannot be edited")
-                at = datetime.now(UTC)
+                now = time.time()
+                at = datetime.fromtimestamp(now, UTC)
                 if at - found.comment.created_at > timedelta(seconds=window_seconds):
                     raise Refused(409, "Edit window closed")
                 if content != found.comment.content and self._is_duplicate(
                     conn, found.comment, content, author_id, client_key, at
                 ):
                     raise duplicate()
+                # Edits count against the comment rate limit (each writes a log entry).
+                self._check_rate(conn, client_key, rate, now)
                 mode = self._mode(conn, language, article_id, screening, create=False)
-                status, mod = self._rules(conn, screening, mode, author_id, comment_id, at)
+                # Rule 6 counts the comment itself: an approved first comment, edited, is
+                # still its author's visible comment.
+                status, mod = self._rules(conn, screening, mode, author_id, None, at)
                 if mod is None:  # no rule applies: it keeps the status it had
                     status, mod = found.status, found.mod
                 p = self.param

@@ -437,7 +437,8 @@ class NoticeDecision(BaseModel):
 
     outcome: NoticeOutcome
     grounds: str
-    explanation: str | None
+    explanation: str
+    """The moderator's explanation, or the grounds when they gave none."""
     automated: Literal[False]
     redress: str | None
 

@@ -151,6 +151,11 @@ def test_first_comment_then_trusted(make_client: MakeClient) -> None:
     assert create(client, "my third", headers=token).json["status"] == "visible"
     # A new author still waits.
     assert create(client, "someone else").json["status"] == "pending"
+    # An edit of the approved first comment keeps it visible: it is the author's visible one.
+    edited = client.simulate_patch(
+        f"{COMMENTS}/{first['id']}", json={"content": "my first, edited"}, headers=token
+    )
+    assert edited.json["status"] == "visible"
 
 
 def test_closed_article_refuses_before_anything_else(make_client: MakeClient) -> None:
@@ -261,6 +266,32 @@ def test_edit_window_and_rules_again(make_client: MakeClient, terms: Path) -> No
     assert late.status_code == 409 and late.json == {"detail": "Edit window closed"}
 
 
+def test_checks_on_one_comment_come_in_order(client: Client) -> None:
+    created = create(client, "ordered").json
+    token = bearer(created["author_token"])
+    unknown = "/api/v1/en/articles/zz/comments/" + created["id"]
+    # PATCH: token (401), body (422), then the article (404).
+    assert client.simulate_patch(unknown, json={"content": ""}).status_code == 401
+    assert client.simulate_patch(unknown, json={"content": ""}, headers=token).status_code == 422
+    assert client.simulate_patch(unknown, json={"content": "x"}, headers=token).status_code == 404
+    # DELETE: token (401) before the article.
+    assert client.simulate_delete(unknown).status_code == 401
+    assert client.simulate_delete(unknown, headers=token).status_code == 404
+    # GET: an unknown author token is a 401 before the article.
+    assert client.simulate_get(unknown, headers=bearer("nobody")).status_code == 401
+
+
+def test_edits_count_against_the_comment_rate_limit(make_client: MakeClient) -> None:
+    client = make_client(comment_rate_count=3, comment_rate_seconds=60)
+    created = create(client, "draft 0").json
+    path, token = f"{COMMENTS}/{created['id']}", bearer(created["author_token"])
+    statuses = [
+        client.simulate_patch(path, json={"content": f"draft {n}"}, headers=token).status_code
+        for n in range(1, 4)
+    ]
+    assert statuses == [200, 200, 429]
+
+
 def test_rejected_comment_cannot_be_edited(mod: Client) -> None:
     created = create(mod, "buy viagra").json
     assert created["status"] == "rejected"
@@ -290,10 +321,11 @@ def test_mine_export_and_erasure(client: Client) -> None:
     store = client.service.store
     rows = store._run(
         lambda conn: conn.execute(
-            "SELECT author, content, author_id FROM comments WHERE status = 'erased'"
+            "SELECT author, content, author_id, client_key, request_hash, mod_note"
+            " FROM comments WHERE status = 'erased'"
         ).fetchall()
     )
-    assert len(rows) == 3 and all(tuple(row) == ("", "", None) for row in rows)
+    assert len(rows) == 3 and all(tuple(row) == ("", "", None, None, "", None) for row in rows)
 
 
 # -- reports ----------------------------------------------------------------------------------
@@ -512,6 +544,20 @@ def test_moderators_file_is_read_again_when_it_changes(mod: Client, moderators: 
         time.sleep(0.2)
     assert queue_status(mod, late, "it") == 200
     assert queue_status(mod, late, "en") == 403
+
+
+def test_the_digest_of_an_empty_token_is_refused(tmp_path: Path) -> None:
+    from app.comments.moderators import Moderators
+    from app.config import ConfigError
+
+    path = tmp_path / "moderators"
+    path.write_text(f"nobody * {hashlib.sha256(b'').hexdigest()}\n")
+    with pytest.raises(ConfigError, match="empty token"):
+        Moderators(path, None)
+    path.write_text(f"some en {hashlib.sha256(b'x').hexdigest()}\n")
+    moderators = Moderators(path, "admin-token")
+    assert moderators.identify("") is None
+    assert moderators.identify("x") is not None and moderators.identify("admin-token") is not None
 
 
 def queue_status(client: Client, token: str, language: str) -> int:
