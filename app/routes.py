@@ -30,7 +30,7 @@ from app.comments import wire as w
 from app.config import Settings
 from app.http_cache import CachePolicy
 from app.metrics import Metrics, MetricsResource
-from app.resources import articles, docs, feeds, ops
+from app.resources import articles, docs, feeds, moderation_page, ops
 from app.whole_pages import WholePages
 
 API = "/api/v1/{language}"
@@ -876,6 +876,23 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "/docs/{asset}",
         lambda s: docs.DocsAsset(),
+        "operations",
+        (),
+        cache=None,
+        documented=False,
+    ),
+    # The moderators' page over the section 12 API (app/resources/moderation_page.py).
+    Route(
+        "/moderation",
+        lambda s: moderation_page.ModerationPage(),
+        "operations",
+        (),
+        cache=None,
+        documented=False,
+    ),
+    Route(
+        "/moderation/{asset}",
+        lambda s: moderation_page.ModerationAsset(),
         "operations",
         (),
         cache=None,
