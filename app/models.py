@@ -546,6 +546,19 @@ def _comment_text(single_line: bool) -> tuple[Any, Any]:
     return field, comment_cleaner(single_line)
 
 
+def free_text_field(most: int) -> Any:
+    """The Field of a free text (a note, an explanation, a report's text): 1 to `most`
+    characters after trimming and NFC, no control characters but tab and newline, as a
+    comment's content; its schema states the rule as a pattern, like the content's."""
+    return Field(
+        min_length=1,
+        max_length=most,
+        json_schema_extra=_schema_pattern(_trimmed_pattern(_BLANK, most)),
+        description=f"1 to {most} characters after trimming; no control characters but tab"
+        " and newline.",
+    )
+
+
 def comment_cleaner(single_line: bool) -> Any:
     def clean(raw: Any) -> Any:
         if not isinstance(raw, str):

@@ -22,6 +22,7 @@ from app.models import (
     Page,
     PageQuery,
     comment_cleaner,
+    free_text_field,
 )
 
 
@@ -98,9 +99,9 @@ LOG_ACTIONS = ("create", "edit", "reports", "approve", "reject", "feature", "unf
 
 
 def _text(most: int) -> Any:
-    """Free text from a moderator or a notifier: NFC, trimmed, 1 to `most` characters, no
-    control characters but newline and tab (the rule of a comment's content)."""
-    return Field(min_length=1, max_length=most, description=f"1 to {most} characters.")
+    """Free text from a moderator, a reader or a notifier: NFC, trimmed, 1 to `most`
+    characters, no control characters but newline and tab (the rule of a comment's content)."""
+    return free_text_field(most)
 
 
 def _optional_text(most: int) -> Any:
