@@ -19,8 +19,9 @@ Normalisation (``fold``), the same for text and terms, in this order so that it 
    analysers do not fold ja either. Not the Taiwan -> Mainland vocabulary (软体 -> 软件):
    that replaces words, not scripts; list both words where both are meant.
 
-None of these steps produces a character that an earlier step removes or changes (checked for
-every code point by the tests), so fold(fold(x)) == fold(x).
+NFKC and case folding never yield an invisible character, and the Chinese table has no chains
+and only NFKC- and case-stable targets (the tests check every code point), so nothing a later
+step yields is undone by folding again: fold(fold(x)) == fold(x).
 
 Matching, on folded text and folded terms, where runs of whitespace (``str.isspace``) in both
 count as one space:
