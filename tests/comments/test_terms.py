@@ -235,6 +235,21 @@ def test_the_chinese_fold_takes_the_whole_table() -> None:
     assert [fold("zh_cn", c) for c in traditional] == list(simplified)  # the short path
 
 
+def test_the_compatibility_premap_leaves_nfkc_as_it_is() -> None:
+    """fold maps characters whose NFKD is one character before NFKC (a shortcut): over every
+    character of planes 0 to 2, alone, before a combining mark and after a letter, the result
+    is NFKC's. The array path (long text) and the translate path (short) alike."""
+    chars = [chr(c) for c in range(0x80, 0x30000) if not 0xD800 <= c < 0xE000]
+    for text in (
+        "".join(chars),
+        "".join(c + "\u0301" for c in chars),
+        "".join("a" + c for c in chars),
+    ):
+        assert fold("en", text) == ref_fold("en", text)
+    for char in chars[::7]:
+        assert fold("en", char + "\u3099") == ref_fold("en", char + "\u3099")
+
+
 def test_fold_examples() -> None:
     assert fold("en", "ＳＴＲＡẞＥ") == "strasse" == fold("de", "Straße")
     assert fold("en", "i\u200bd\u00adi\u2060o\ufefft\u200c\u200d") == "idiot"
@@ -244,6 +259,14 @@ def test_fold_examples() -> None:
     assert fold("zh_tw", "這個說") == "这个说" == fold("zh_cn", "這個说")
     assert fold("ja", "這個") == "這個"  # Japanese is not folded to simplified
     assert fold("ja", "ﾊﾞｶ") == "バカ"
+    assert fold("en", "𝐢𝐝𝐢𝐨𝐭 ｉｄｉｏｔ") == "idiot idiot"  # mathematical bold, full width
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from([*SEPARATORS, "a", "가", "\x1c", "\x85", "\u1680", "\r"])))
+def test_whitespace_runs_become_one_space(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert terms.prepare("ko", text) == " ".join(ref_fold("ko", text).split())
 
 
 def test_word_characters_are_letters_digits_and_marks() -> None:
