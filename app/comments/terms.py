@@ -179,7 +179,7 @@ def term_key(language: str, line: str) -> tuple[str, bool]:
     key = prepare(language, line)
     prefix = key.endswith("*")
     if prefix:
-        key = key.rstrip("*").rstrip()
+        key = key.rstrip("* ")  # so that no key ends in "*" (see Terms)
     if language in CJK_LANGUAGES:
         prefix = False  # substring matching already takes whatever follows
     return key, prefix

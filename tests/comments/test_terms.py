@@ -46,7 +46,7 @@ def ref_matches(language: str, line: str, text: str) -> bool:
     """Whether list line `line` matches `text`, by trying every position of the text."""
     term = ref_fold(language, line).strip()
     prefix = term.endswith("*")
-    words = term.rstrip("*").split()
+    words = term.rstrip("* ").split()
     if not words:
         return False
     latin = language in LATIN
@@ -115,7 +115,7 @@ def list_line(draw: st.DrawFn, language: str) -> str:
     words = draw(st.lists(word, min_size=1, max_size=3 if language in LATIN else 2))
     line = draw(st.sampled_from([" ", "  ", "\t"])).join(words)
     if draw(st.integers(0, 3)) == 0:
-        line += "*"
+        line += draw(st.sampled_from(["*", "*", "*", "**", " *", "* *"]))
     return line
 
 
