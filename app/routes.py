@@ -875,7 +875,7 @@ ROUTES: tuple[Route, ...] = (
     Route("/docs", lambda s: docs.DocsPage(), "operations", (), cache=None, documented=False),
     Route(
         "/docs/{asset}",
-        lambda s: docs.DocsAsset(),
+        lambda s: docs.docs_assets(),
         "operations",
         (),
         cache=None,
@@ -892,7 +892,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         "/moderation/{asset}",
-        lambda s: moderation_page.ModerationAsset(),
+        lambda s: moderation_page.moderation_assets(),
         "operations",
         (),
         cache=None,

@@ -6,15 +6,21 @@ token (401) and its languages (403), then parameters (422), then existence (404)
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import falcon
 
 from app.comments import shapes
 from app.comments.auth import Context, bearer, unauthorized
-from app.comments.clients import client_identity
 from app.comments.model import RateLimit, RateLimited, Unfit
-from app.comments.resources import _comment_not_found, _ContextResource, _send
+from app.comments.resources import (
+    CommentTarget,
+    _comment_not_found,
+    _ContextResource,
+    _send,
+    rate_limit,
+    too_many,
+)
 from app.comments.validation import plausible_id, read_json
 from app.comments.wire import (
     ArticleSettings,
@@ -33,92 +39,67 @@ from app.languages import LANGUAGES
 from app.params import list_body, parse
 
 
-def _report_rate(ctx: Context, req: falcon.Request) -> RateLimit:
-    settings = ctx.settings
-    return RateLimit(
-        settings.report_rate_count,
-        settings.report_rate_seconds,
-        client_identity(req, settings.trusted_proxies, settings.trust_unix_peers),
-    )
-
-
-def _too_many(rate: RateLimit, limited: RateLimited) -> APIError:
-    return APIError(
-        429,
-        f"Too many reports and notices: at most {rate.count} per {rate.seconds} seconds;"
-        f" retry in {limited.retry_after} seconds",
-        headers={"Retry-After": str(limited.retry_after)},
-    )
-
-
 def _target(ctx: Context, language: str, article_id: str, comment_id: str) -> None:
     ctx.require_article(language, article_id)
     if not plausible_id(comment_id):
         _comment_not_found()
 
 
-class ReportsResource(_ContextResource):
+class _ReaderWrite(_ContextResource):
+    """A reader's report or notice on one comment: the body (422), the article and the
+    comment (404), then the store under the shared budget of reports and notices (429)."""
+
+    body: type[ReportCreate] | type[NoticeCreate]
+    status: int
+
+    def on_post(
+        self,
+        req: falcon.Request,
+        resp: falcon.Response,
+        language: str,
+        article_id: str,
+        comment_id: str,
+    ) -> None:
+        ctx = self.ctx
+        body = read_json(req, self.body)
+        _target(ctx, language, article_id, comment_id)
+        rate = rate_limit(ctx, req, reports=True)
+        try:
+            answer = self.store(body, (language, article_id, comment_id), rate)
+        except RateLimited as limited:
+            raise too_many("reports and notices", rate, limited) from None
+        if answer is None:
+            _comment_not_found()
+        _send(resp, answer, self.status)
+
+    def store(self, body: Any, target: CommentTarget, rate: RateLimit) -> bytes | None:
+        raise NotImplementedError
+
+
+class ReportsResource(_ReaderWrite):
     """`POST .../comments/{comment_id}/reports`: a reader's report."""
 
-    def on_post(
-        self,
-        req: falcon.Request,
-        resp: falcon.Response,
-        language: str,
-        article_id: str,
-        comment_id: str,
-    ) -> None:
+    body, status = ReportCreate, 202
+
+    def store(self, body: ReportCreate, target: CommentTarget, rate: RateLimit) -> bytes | None:
         ctx = self.ctx
-        body: ReportCreate = read_json(req, ReportCreate)
-        _target(ctx, language, article_id, comment_id)
-        rate = _report_rate(ctx, req)
-        try:
-            found = ctx.call(
-                ctx.store.report,
-                language,
-                article_id,
-                comment_id,
-                body.reason.value,
-                body.text,
-                rate,
-                ctx.settings.reports_to_withhold,
-            )
-        except RateLimited as limited:
-            raise _too_many(rate, limited) from None
-        if not found:
-            _comment_not_found()
-        _send(resp, ReportReceipt(status="received").model_dump_json().encode(), 202)
+        threshold = ctx.settings.reports_to_withhold
+        reason, text = body.reason.value, body.text
+        if not ctx.call(ctx.store.report, *target, reason, text, rate, threshold):
+            return None
+        return ReportReceipt(status="received").model_dump_json().encode()
 
 
-class NoticesResource(_ContextResource):
+class NoticesResource(_ReaderWrite):
     """`POST .../comments/{comment_id}/notices`: a notice of illegal content (DSA art. 16)."""
 
-    def on_post(
-        self,
-        req: falcon.Request,
-        resp: falcon.Response,
-        language: str,
-        article_id: str,
-        comment_id: str,
-    ) -> None:
+    body, status = NoticeCreate, 201
+
+    def store(self, body: NoticeCreate, target: CommentTarget, rate: RateLimit) -> bytes | None:
         ctx = self.ctx
-        body: NoticeCreate = read_json(req, NoticeCreate)
-        _target(ctx, language, article_id, comment_id)
-        rate = _report_rate(ctx, req)
-        try:
-            receipt = ctx.call(
-                ctx.store.notice,
-                language,
-                article_id,
-                comment_id,
-                body.model_dump(exclude={"good_faith"}),
-                rate,
-            )
-        except RateLimited as limited:
-            raise _too_many(rate, limited) from None
-        if receipt is None:
-            _comment_not_found()
-        _send(resp, receipt.model_dump_json().encode(), 201)
+        fields = body.model_dump(exclude={"good_faith"})
+        receipt = ctx.call(ctx.store.notice, *target, fields, rate)
+        return None if receipt is None else receipt.model_dump_json().encode()
 
 
 class NoticeResource(_ContextResource):

@@ -197,22 +197,10 @@ class ModerationQueries(SQLBase):
                 " comment_notices n WHERE n.comment_id = comments.id AND n.status = 'received')"
             )
             params = [language]
-        direction = "DESC" if order == "newest" else "ASC"
 
         def op(conn: Any) -> tuple[int, list[Moderated]]:
-            with self._read(conn):
-                (total,) = self._exec(
-                    conn, f"SELECT count(*) FROM comments WHERE {where}", tuple(params)
-                ).fetchone()
-                if offset >= total:
-                    return total, []
-                rows = self._exec(
-                    conn,
-                    f"SELECT {STORED} FROM comments WHERE {where}"
-                    f" ORDER BY created_at {direction}, id {direction} LIMIT {p} OFFSET {p}",
-                    (*params, limit, offset),
-                ).fetchall()
-                return total, self._moderated(conn, [self._stored(row) for row in rows])
+            total, rows = self._page(conn, STORED, where, tuple(params), order, limit, offset)
+            return total, self._moderated(conn, [self._stored(row) for row in rows])
 
         return self._run(op)
 

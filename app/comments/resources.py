@@ -91,7 +91,7 @@ class CommentsResource(_ContextResource):
         author_id = ctx.author(req)
         new = read_create(req, language, article_id)
         ctx.require_article(language, article_id)
-        rate = comment_rate(ctx, req)
+        rate = rate_limit(ctx, req)
         screening = ctx.screening(language, article_id, new.author, new.content)
         try:
             created = ctx.call(
@@ -100,7 +100,7 @@ class CommentsResource(_ContextResource):
         except ParentNotFound:
             raise parent_not_found(new.parent_id or "") from None
         except RateLimited as limited:
-            raise too_many_comments(rate, limited) from None
+            raise too_many("comments", rate, limited) from None
         except IdempotencyConflict as conflict:
             raise APIError(409, str(conflict)) from None
         except Refused as refused:
@@ -123,20 +123,23 @@ class CommentsResource(_ContextResource):
 CommentTarget = tuple[str, str, str]  # (language, article_id, comment_id)
 
 
-def comment_rate(ctx: Context, req: falcon.Request) -> RateLimit:
-    """NEWS_COMMENT_RATE_LIMIT for this request's client: creates and edits count."""
+def rate_limit(ctx: Context, req: falcon.Request, reports: bool = False) -> RateLimit:
+    """This request's client and its budget: NEWS_COMMENT_RATE_LIMIT (creates and edits) or,
+    with `reports`, NEWS_REPORT_RATE_LIMIT (reports and notices)."""
     settings = ctx.settings
-    return RateLimit(
-        settings.comment_rate_count,
-        settings.comment_rate_seconds,
-        client_identity(req, settings.trusted_proxies, settings.trust_unix_peers),
+    count, seconds = (
+        (settings.report_rate_count, settings.report_rate_seconds)
+        if reports
+        else (settings.comment_rate_count, settings.comment_rate_seconds)
     )
+    client = client_identity(req, settings.trusted_proxies, settings.trust_unix_peers)
+    return RateLimit(count, seconds, client)
 
 
-def too_many_comments(rate: RateLimit, limited: RateLimited) -> APIError:
+def too_many(what: str, rate: RateLimit, limited: RateLimited) -> APIError:
     return APIError(
         429,
-        f"Too many comments: at most {rate.count} per {rate.seconds} seconds;"
+        f"Too many {what}: at most {rate.count} per {rate.seconds} seconds;"
         f" retry in {limited.retry_after} seconds",
         headers={"Retry-After": str(limited.retry_after)},
     )
@@ -196,7 +199,7 @@ class CommentResource(_ContextResource):
         except Refused as refused:
             raise APIError(refused.status, refused.detail) from None
         except RateLimited as limited:
-            raise too_many_comments(rate, limited) from None
+            raise too_many("comments", rate, limited) from None
         if stored is None:
             _comment_not_found()
         _send(resp, self._own(stored))
@@ -222,7 +225,7 @@ class CommentResource(_ContextResource):
         resp.status = 204
 
     def _rate(self, req: falcon.Request) -> RateLimit:
-        return comment_rate(self.ctx, req)
+        return rate_limit(self.ctx, req)
 
     def _exists(self, target: CommentTarget) -> None:
         self.ctx.require_article(target[0], target[1])

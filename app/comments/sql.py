@@ -50,26 +50,10 @@ class SQLStore(ModerationQueries):
     def list_page(
         self, language: str, article_id: str, order: Order, limit: int, offset: int
     ) -> tuple[int, list[Comment]]:
-        direction = "DESC" if order == "newest" else "ASC"
-
         def op(conn: Any) -> tuple[int, list[Comment]]:
-            with self._read(conn):
-                (total,) = self._exec(
-                    conn,
-                    f"SELECT count(*) FROM comments WHERE {self._where_visible}",
-                    (language, article_id),
-                ).fetchone()
-                # A page past the end is answered without asking the database for an
-                # offset that may not even fit its integer type.
-                if offset >= total:
-                    return total, []
-                rows = self._exec(
-                    conn,
-                    f"SELECT {COLUMNS} FROM comments WHERE {self._where_visible}"
-                    f" ORDER BY created_at {direction}, id {direction}"
-                    f" LIMIT {self.param} OFFSET {self.param}",
-                    (language, article_id, limit, offset),
-                ).fetchall()
+            total, rows = self._page(
+                conn, COLUMNS, self._where_visible, (language, article_id), order, limit, offset
+            )
             return total, [self._comment(row) for row in rows]
 
         return self._run(op)
@@ -110,16 +94,17 @@ class SQLStore(ModerationQueries):
         return self._run(op)
 
     def mine(self, author_id: str) -> list[Stored]:
-        def op(conn: Any) -> list[Stored]:
-            rows = self._exec(
-                conn,
-                f"SELECT {STORED} FROM comments WHERE author_id = {self.param}"
-                " AND status <> 'erased' ORDER BY created_at, id",
-                (author_id,),
-            ).fetchall()
-            return [self._stored(row) for row in rows]
+        return self._run(lambda conn: self._authors(conn, author_id))
 
-        return self._run(op)
+    def _authors(self, conn: Any, author_id: str) -> list[Stored]:
+        """Every comment of the author but the erased ones, oldest first."""
+        rows = self._exec(
+            conn,
+            f"SELECT {STORED} FROM comments WHERE author_id = {self.param}"
+            " AND status <> 'erased' ORDER BY created_at, id",
+            (author_id,),
+        ).fetchall()
+        return [self._stored(row) for row in rows]
 
     def erase(
         self,
@@ -145,15 +130,10 @@ class SQLStore(ModerationQueries):
     def erase_mine(self, author_id: str) -> int:
         def op(conn: Any) -> int:
             with self._write(conn, None):
-                rows = self._exec(
-                    conn,
-                    f"SELECT {STORED} FROM comments WHERE author_id = {self.param}"
-                    " AND status <> 'erased' ORDER BY created_at, id",
-                    (author_id,),
-                ).fetchall()
-                for row in rows:
-                    self._erase(conn, self._stored(row), None)
-                return len(rows)
+                found = self._authors(conn, author_id)
+                for stored in found:
+                    self._erase(conn, stored, None)
+                return len(found)
 
         return self._run(op)
 

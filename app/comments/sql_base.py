@@ -258,6 +258,36 @@ class SQLBase(ABC):
         ).fetchone()
         return None if row is None else self._stored(row)
 
+    def _page(
+        self,
+        conn: Any,
+        columns: str,
+        where: str,
+        params: tuple[Any, ...],
+        order: str,
+        limit: int,
+        offset: int,
+    ) -> tuple[int, list[Any]]:
+        """The total of the comments `where` selects and one page of their rows, by
+        `created_at` then `id` (`order` "newest": descending), from one snapshot."""
+        direction = "DESC" if order == "newest" else "ASC"
+        with self._read(conn):
+            (total,) = self._exec(
+                conn, f"SELECT count(*) FROM comments WHERE {where}", params
+            ).fetchone()
+            # A page past the end is answered without asking the database for an offset
+            # that may not even fit its integer type.
+            if offset >= total:
+                return total, []
+            rows = self._exec(
+                conn,
+                f"SELECT {columns} FROM comments WHERE {where}"
+                f" ORDER BY created_at {direction}, id {direction}"
+                f" LIMIT {self.param} OFFSET {self.param}",
+                (*params, limit, offset),
+            ).fetchall()
+        return total, rows
+
     def _comment(self, row: tuple[Any, ...]) -> Comment:
         return Comment(
             id=row[0],

@@ -12,13 +12,11 @@ the service's cookies and sets none.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import falcon
 
-from app.errors import APIError
-from app.http_cache import send_cacheable
+from app.resources.assets import PageAssets
 
 HERE = Path(__file__).with_name("moderation_static")
 _ASSETS = {
@@ -57,20 +55,6 @@ class ModerationPage:
     on_head = on_get
 
 
-class ModerationAsset:
-    """GET /moderation/{asset}: the page's script and style sheet, read once per process."""
-
-    def __init__(self) -> None:
-        self._cache: dict[str, tuple[bytes, str]] = {}
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response, asset: str) -> None:
-        if asset not in _ASSETS:
-            raise APIError(404, "Not Found")
-        if asset not in self._cache:
-            body = (HERE / asset).read_bytes()
-            self._cache[asset] = (body, f'"{hashlib.blake2b(body, digest_size=8).hexdigest()}"')
-        body, etag = self._cache[asset]
-        resp.content_type = _ASSETS[asset]
-        send_cacheable(req, resp, etag, _MAX_AGE, body)
-
-    on_head = on_get
+def moderation_assets() -> PageAssets:
+    """GET /moderation/{asset}: the page's script and style sheet."""
+    return PageAssets(_ASSETS, lambda name: (HERE / name).read_bytes(), _MAX_AGE)
