@@ -1,9 +1,11 @@
 """The route table: every path the service answers, declared once.
 
 Each `Route` holds its path, how its resource is made from the app's shared parts
-(`Shared`), its operations with their documentation texts, and its cache policy.
+(`Shared`), its operations with their documentation texts, its cache policy, and whether
+the response cache keeps its answers (`keep`).
 app/mount.py mounts the table on Falcon and applies what each declaration asks of every
-request (Cache-Control: no-store, the language check, the admin token); app/openapi.py
+request (Cache-Control: no-store, the language check, the admin token, the answers kept);
+app/openapi.py
 writes /openapi.json from the same entries and the models they name, so the two cannot
 disagree.
 
@@ -14,7 +16,7 @@ is validated, 413/415 with a body, 503 for comment operations. `errors` adds the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -29,7 +31,6 @@ from app.config import Settings
 from app.http_cache import CachePolicy
 from app.metrics import Metrics, MetricsResource
 from app.resources import articles, docs, feeds, ops
-from app.whole_pages import WholePages
 
 API = "/api/v1/{language}"
 
@@ -66,7 +67,6 @@ class Shared:
     settings: Settings
     store: BundleStore
     cache: CachePolicy  # Cache-Control of every "public" route
-    pages: WholePages  # whole-page compression of composed pages
     comments: CommentService
     metrics: Metrics
 
@@ -79,6 +79,12 @@ class Shared:
 CachePolicyName = Literal["public", "no-store"] | None
 
 
+def _not_news(fields: Mapping[str, str]) -> bool:
+    """The news sitemap follows the clock (its window of 48 hours), the language pages do
+    not."""
+    return fields["sitemap"] != "news"
+
+
 @dataclass(frozen=True)
 class Route:
     path: str
@@ -87,6 +93,15 @@ class Route:
     operations: tuple[Operation, ...]
     cache: CachePolicyName = "no-store"
     documented: bool = True  # /docs and its assets are pages, not API operations
+    # Whether app.response_cache keeps the route's answers (its 200s and 410s): only where
+    # an answer is a function of the bundle, the request target and the negotiated coding
+    # (docs/delivery.md, "One answer per page and coding"). True, False, or a test of the
+    # path's fields; None: every answer of a "public" route, none of the others.
+    keep: bool | Callable[[Mapping[str, str]], bool] | None = None
+
+    @property
+    def keeps(self) -> bool | Callable[[Mapping[str, str]], bool]:
+        return self.cache == "public" if self.keep is None else self.keep
 
 
 def _article_links(body_id: str) -> dict[str, Any]:
@@ -197,7 +212,7 @@ def _openapi(shared: Shared) -> ops.OpenAPI:
 ROUTES: tuple[Route, ...] = (
     Route(
         f"{API}/articles",
-        lambda s: articles.ArticleCollection(s.store, s.pages),
+        lambda s: articles.ArticleCollection(s.store),
         "articles",
         (
             Operation(
@@ -218,7 +233,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/articles/latest",
-        lambda s: articles.LatestArticles(s.store, s.pages),
+        lambda s: articles.LatestArticles(s.store),
         "articles",
         (
             Operation(
@@ -240,7 +255,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/articles/search",
-        lambda s: articles.ArticleSearch(s.store, s.pages),
+        lambda s: articles.ArticleSearch(s.store),
         "articles",
         (
             Operation(
@@ -298,7 +313,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/corrections",
-        lambda s: articles.CorrectionsLog(s.store, s.pages),
+        lambda s: articles.CorrectionsLog(s.store),
         "articles",
         (
             Operation(
@@ -385,7 +400,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         "/sitemaps/{sitemap}.xml",
-        lambda s: feeds.Sitemap(s.store, s.pages),
+        lambda s: feeds.Sitemap(s.store),
         "sitemaps",
         (
             Operation(
@@ -405,6 +420,7 @@ ROUTES: tuple[Route, ...] = (
             ),
         ),
         cache="public",
+        keep=_not_news,
     ),
     Route(
         f"{API}/articles/{{article_id}}/comments",

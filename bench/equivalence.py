@@ -2,8 +2,8 @@
 
 `record` calls ``app.wsgi`` in process (the code under the current directory, or
 ``--code DIR``) for every URL of a bench corpus's url lists, in each request shape a client
-sends, three times in a row (first answers are composed from build-time pieces, later ones
-may come whole from a cache: both must stay the same), and writes one line per answer:
+sends, three times in a row (later answers may come from the response cache: all must stay
+the same), and writes one line per answer:
 status, headers except ``Date``, and the SHA-256 of the body. `compare` prints the first
 differences between two recordings and exits 1 if there are any.
 
