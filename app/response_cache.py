@@ -11,9 +11,14 @@ request or response object, no middleware, no route, no parameter check, no look
 bundle, no compression.
 
 What is kept, and when:
-- the 200 and 410 answers of the routes whose declaration keeps them, from their first
-  answer on; `App` learns the route from Falcon's routing (`_get_responder`), where the
-  declaration was attached by app.mount, so no responder has to say anything;
+- the 200 and 410 answers of the routes whose declaration keeps them; `App` learns the
+  route from Falcon's routing (`_get_responder`), where the declaration was attached by
+  app.mount, so no responder has to say anything;
+- from an answer's second request on: the keys of answers sent once are remembered (at
+  most four times `max_entries` of them, forgotten all at once when full), so that a long
+  tail of distinct requests pays a set insertion, not a place in the cache (keeping every
+  first answer made the cold mix of docs/benchmarks.md 20% dearer); the answer is the same
+  either way;
 - only GET and HEAD requests without `If-None-Match` or `If-Modified-Since` are answered
   from it (a conditional request goes the whole way, to its 304);
 - per process, at most `max_bytes` of bodies (NEWS_RESPONSE_CACHE_BYTES) and `max_entries`
@@ -90,31 +95,28 @@ class ResponseCache:
         self.metrics = metrics
         self._bundle: Bundle | None = None
         self._answers: Bounded[Key, _Entry] = Bounded(max_bytes, max_entries, SHARE)
+        self._lookup = self._answers.get
+        self._seen: set[Key] = set()  # answered once (since the last bundle)
+        self._max_seen = 4 * max_entries
         self._lock = threading.Lock()
-
-    @staticmethod
-    def _key(env: dict[str, Any]) -> Key | None:
-        method = env["REQUEST_METHOD"]
-        if method not in _METHODS or "HTTP_IF_NONE_MATCH" in env or "HTTP_IF_MODIFIED_SINCE" in env:
-            return None
-        return (
-            method,
-            env.get("PATH_INFO", ""),
-            env.get("QUERY_STRING", ""),
-            env.get("HTTP_ACCEPT_ENCODING"),
-        )
 
     def __call__(
         self, env: dict[str, Any], start_response: StartResponse, app: Callable[..., Any]
     ) -> Any:
         """Answer from the cache, or through `app` (Falcon), keeping what its route allows."""
         started = perf_counter()
-        key = self._key(env)
-        if key is None:
+        method = env["REQUEST_METHOD"]  # the key, inline: this is the hit path
+        if method not in _METHODS or "HTTP_IF_NONE_MATCH" in env or "HTTP_IF_MODIFIED_SINCE" in env:
             return app(env, start_response)
+        key = (
+            method,
+            env.get("PATH_INFO", ""),
+            env.get("QUERY_STRING", ""),
+            env.get("HTTP_ACCEPT_ENCODING"),
+        )
         bundle = self.store.current()  # what the answer will be read from, at the latest
         if self._bundle is bundle:
-            entry = self._answers.get(key)
+            entry = self._lookup(key)
             if entry is not None:
                 start_response(entry.status, list(entry.headers))
                 if entry.log is not None:
@@ -149,11 +151,16 @@ class ResponseCache:
         body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         if not self._answers.fits(len(body)):
             return
-        if self._bundle is not bundle:
-            with self._lock:
-                if self._bundle is not bundle:
-                    self._answers.clear()
-                    self._bundle = bundle
+        with self._lock:
+            if self._bundle is not bundle:
+                self._answers.clear()
+                self._seen.clear()
+                self._bundle = bundle
+            if key not in self._seen:
+                if len(self._seen) >= self._max_seen:
+                    self._seen.clear()  # a flood of distinct requests: start counting again
+                self._seen.add(key)
+                return
         metrics = self.metrics
         log = None if metrics is None else metrics.answer_log(route, key[0], int(status[:3]))
         entry = _Entry(status, list(headers), bytes(body), log)
@@ -173,6 +180,7 @@ class App(falcon.App):
     def __init__(self, cache: ResponseCache | None = None, **options: Any) -> None:
         super().__init__(**options)
         self._response_cache = cache
+        self._falcon = super().__call__  # made once: not a super() object per request
         # id(resource) -> None (keep every answer) or the test of the path's fields.
         self._keep_rules: dict[int, Callable[[Mapping[str, str]], bool] | None] = {}
 
@@ -194,5 +202,5 @@ class App(falcon.App):
     def __call__(self, env: dict[str, Any], start_response: StartResponse) -> Any:
         cache = self._response_cache
         if cache is None:
-            return super().__call__(env, start_response)
-        return cache(env, start_response, super().__call__)
+            return self._falcon(env, start_response)
+        return cache(env, start_response, self._falcon)

@@ -132,7 +132,7 @@ def test_every_answer_of_the_response_cache_is_counted_and_timed() -> None:
     sent = 0
     for round_ in range(3):
         for size in (1, 2, 3):  # three answers, room for two: each round evicts
-            for _ in range(4):  # the first reaches the resource, the rest are hits
+            for _ in range(4):  # the first two reach the resource, the rest are hits
                 assert client.simulate_get(f"/counted/{size}").status_code == 200
                 assert client.simulate_head(f"/counted/{size}").status_code == 200
                 sent += 1

@@ -206,28 +206,38 @@ def test_the_cache_stays_within_its_bounds() -> None:
     for _ in range(3):
         client.simulate_get("/fixed/1001")
     assert fixed.calls == before + 3
-    # Kept from its first answer on, then answered without the resource, until the bundle
+    # Kept from its second answer on, then answered without the resource, until the bundle
     # object changes.
+    client.simulate_get("/fixed/7")
     client.simulate_get("/fixed/7")
     assert cache.size >= 7
     before = fixed.calls
     client.simulate_get("/fixed/7")
-    client.simulate_head("/fixed/7")
-    client.simulate_head("/fixed/7")
-    assert fixed.calls == before + 1  # the HEAD is its own answer, kept as well
+    for _ in range(3):
+        client.simulate_head("/fixed/7")
+    assert fixed.calls == before + 2  # the HEAD is its own answer, kept as well
     store.bundle = object()
     client.simulate_get("/fixed/7")
-    assert fixed.calls == before + 2
+    assert fixed.calls == before + 3
     # Least recently used out first: an answer asked again outlives those asked since.
-    for size in (1, 2, 3, 4, 5, 6, 7, 8):
+    for size in (1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8):
         client.simulate_get(f"/fixed/{size}")
     client.simulate_get("/fixed/1")
-    client.simulate_get("/fixed/9")  # evicts 2, the least recently used
+    for _ in range(2):
+        client.simulate_get("/fixed/9")  # kept: evicts 2, the least recently used
     before = fixed.calls
     client.simulate_get("/fixed/1")
     assert fixed.calls == before
     client.simulate_get("/fixed/2")
     assert fixed.calls == before + 1
+
+
+def test_answers_seen_once_are_bounded() -> None:
+    cache = ResponseCache(_Store(), max_bytes=16_000, max_entries=2)  # type: ignore[arg-type]
+    client, _ = _fixed_app(cache)
+    for size in range(1, 30):
+        client.simulate_get(f"/fixed/{size}")
+        assert len(cache._seen) <= 8 and len(cache) == 0
 
 
 def test_only_what_the_route_declares_is_kept() -> None:
@@ -238,7 +248,7 @@ def test_only_what_the_route_declares_is_kept() -> None:
         for _ in range(3):
             client.simulate_get("/fixed/5")
             client.simulate_get("/fixed/404")  # an error is never kept
-        assert fixed.calls == (4 if keep else 6)
+        assert fixed.calls == (5 if keep else 6)  # kept from the second answer
         assert len(cache) == (1 if keep else 0)
 
 

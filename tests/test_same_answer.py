@@ -50,7 +50,6 @@ class Apps:
                         bundle_dir=bundle,
                         comments_dsn=f"sqlite:///{tmp}/{name}.sqlite3",
                         response_cache_bytes=cache_bytes,
-                        whole_page_cache_bytes=cache_bytes,
                     )
                 )
             )
