@@ -204,8 +204,10 @@ def send(
     when the request has no If-None-Match (RFC 9110, 13.2.2)."""
     header = req.get_header("Accept-Encoding")
     paged = page and isinstance(body, Composed) and body.br is None
-    offered = PAGE_OFFERS if paged else offers(body)
-    encoding = IDENTITY if header is None else choose(header, offered)
+    if header is None:  # no Accept-Encoding: identity, and no offers to weigh
+        encoding: str | None = IDENTITY
+    else:
+        encoding = choose(header, PAGE_OFFERS if paged else offers(body))
     if encoding is None:
         raise not_acceptable()
     whole = encoding != IDENTITY and (isinstance(body, Whole) or paged)
