@@ -14,11 +14,12 @@ import sys
 from typing import Any
 
 import falcon
+import orjson
 
 from app import errors
 from app.bundle.errors import BundleError
 from app.bundle.store import BundleStore
-from app.comments import create_comment_service
+from app.comments import ArticleFacts, create_comment_service
 from app.config import ConfigError, Settings
 from app.http_cache import CachePolicy
 from app.metrics import Metrics
@@ -26,6 +27,7 @@ from app.middleware import RequestLineLimit, SecurityHeaders
 from app.mount import mount
 from app.response_cache import App, ResponseCache
 from app.routes import Shared
+from app.timestamps import parse_timestamp
 
 log = logging.getLogger("app")
 
@@ -37,6 +39,7 @@ def create_app(settings: Settings | None = None) -> falcon.App:
         settings,
         lambda language, article_id: store.current().has_article(language, article_id),
         lambda language, article_id: store.current().is_retracted(language, article_id),
+        lambda language, article_id: article_facts(store, language, article_id),
     )
 
     metrics = Metrics(store)
@@ -69,6 +72,15 @@ def create_app(settings: Settings | None = None) -> falcon.App:
     )
     mount(app, shared)
     return app
+
+
+def article_facts(store: BundleStore, language: str, article_id: str) -> ArticleFacts | None:
+    """What comment moderation needs of an article: its title and publication time."""
+    record = store.current().article_json(language, article_id)
+    if record is None:
+        return None
+    article = orjson.loads(record)
+    return ArticleFacts(article["title"], parse_timestamp(article["published_at"]))
 
 
 def _configure_logging() -> None:
