@@ -44,10 +44,19 @@ class Settings:
     bundle_check_interval: float = 1.0
     # Most PostgreSQL connections one worker holds (docs/operations.md has the budget).
     pg_pool_size: int = 4
-    # Bytes of whole-page compressed bodies one worker keeps (app.whole_pages); 0: none kept.
-    whole_page_cache_bytes: int = 32 << 20
-    # Bytes of whole responses one worker keeps to answer repeats (app.response_cache); 0: off.
+    # Bytes of finished responses one worker keeps to answer repeats (app.response_cache),
+    # whole pages included; 0: off.
     response_cache_bytes: int = 128 << 20
+    # Deprecated (NEWS_WHOLE_PAGE_CACHE_BYTES, the budget of a cache now merged into the
+    # response cache): when set, added to its budget, and app.wsgi logs a warning.
+    whole_page_cache_bytes: int | None = None
+
+    @property
+    def answer_cache_bytes(self) -> int:
+        """The response cache's budget: NEWS_RESPONSE_CACHE_BYTES, plus the deprecated
+        NEWS_WHOLE_PAGE_CACHE_BYTES when it is set (the memory it was sized for)."""
+        return self.response_cache_bytes + (self.whole_page_cache_bytes or 0)
+
     # Moderation (docs/moderation.md). The defaults keep comments as they were: published at
     # once, never closed, no term lists, the admin token the only moderator.
     moderation_mode: str = "post"
@@ -104,15 +113,13 @@ class Settings:
             trust_unix_peers=UNIX_PEERS in _items(env.get("NEWS_TRUSTED_PROXIES", "")),
             bundle_check_interval=_parse_interval(env.get("NEWS_BUNDLE_CHECK_INTERVAL")),
             pg_pool_size=_parse_pool_size(env.get("NEWS_PG_POOL_SIZE"), defaults.pg_pool_size),
-            whole_page_cache_bytes=_parse_int(
-                "NEWS_WHOLE_PAGE_CACHE_BYTES",
-                env.get("NEWS_WHOLE_PAGE_CACHE_BYTES"),
-                defaults.whole_page_cache_bytes,
-            ),
             response_cache_bytes=_parse_int(
                 "NEWS_RESPONSE_CACHE_BYTES",
                 env.get("NEWS_RESPONSE_CACHE_BYTES"),
                 defaults.response_cache_bytes,
+            ),
+            whole_page_cache_bytes=_parse_optional_int(
+                "NEWS_WHOLE_PAGE_CACHE_BYTES", env.get("NEWS_WHOLE_PAGE_CACHE_BYTES")
             ),
             moderation_mode=mode,
             moderation_terms=_directory("NEWS_MODERATION_TERMS", env.get("NEWS_MODERATION_TERMS")),
@@ -153,6 +160,10 @@ def _parse_int(name: str, raw: str | None, default: int) -> int:
     if value < 0:
         raise ConfigError(f"{name} must be a non-negative integer, got {raw!r}")
     return value
+
+
+def _parse_optional_int(name: str, raw: str | None) -> int | None:
+    return None if raw is None or raw.strip() == "" else _parse_int(name, raw, 0)
 
 
 def _parse_pool_size(raw: str | None, default: int) -> int:

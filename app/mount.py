@@ -6,7 +6,8 @@ The checks run before the responder, in the documented order of every operation:
 then the language of a `{language}` path (400). Which of them a responder needs is decided
 here, once: a responder that needs neither is mounted as it is, and a request pays only for
 the checks of its own route. Tokens (authors, moderators, notifiers) are the resources'
-first step (app/comments/auth.py), right after these.
+first step (app/comments/auth.py), right after these. The route's keep rule goes to the
+response cache (`App.keep_answers`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import falcon
 from app.errors import unsupported_language
 from app.languages import LANGUAGE_SET
 from app.resources.articles import BundleResource
+from app.response_cache import App
 from app.routes import ROUTES, Route, Shared
 
 Responder = Callable[..., None]
@@ -106,3 +108,5 @@ def mount(app: falcon.App, shared: Shared, routes: Iterable[Route] = ROUTES) -> 
             setattr(resource, name, responder)  # Falcon takes the instance's responders
         # A literal segment beats a field in Falcon's router: "count" is never an id.
         app.add_route(route.path, resource)
+        if isinstance(app, App):
+            app.keep_answers(resource, route.keeps)

@@ -1,9 +1,11 @@
 """The route table: every path the service answers, declared once.
 
 Each `Route` holds its path, how its resource is made from the app's shared parts
-(`Shared`), its operations with their documentation texts, and its cache policy.
+(`Shared`), its operations with their documentation texts, its cache policy, and whether
+the response cache keeps its answers (`keep`).
 app/mount.py mounts the table on Falcon and applies what each declaration asks of every
-request (Cache-Control: no-store, the language check, the admin token); app/openapi.py
+request (Cache-Control: no-store, the language check, the admin token, the answers kept);
+app/openapi.py
 writes /openapi.json from the same entries and the models they name, so the two cannot
 disagree.
 
@@ -14,7 +16,7 @@ is validated, 413/415 with a body, 503 for comment operations. `errors` adds the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -31,7 +33,6 @@ from app.config import Settings
 from app.http_cache import CachePolicy
 from app.metrics import Metrics, MetricsResource
 from app.resources import articles, docs, feeds, moderation_page, ops
-from app.whole_pages import WholePages
 
 API = "/api/v1/{language}"
 
@@ -79,7 +80,6 @@ class Shared:
     settings: Settings
     store: BundleStore
     cache: CachePolicy  # Cache-Control of every "public" route
-    pages: WholePages  # whole-page compression of composed pages
     comments: CommentService
     metrics: Metrics
 
@@ -92,6 +92,12 @@ class Shared:
 CachePolicyName = Literal["public", "no-store"] | None
 
 
+def _not_news(fields: Mapping[str, str]) -> bool:
+    """The news sitemap follows the clock (its window of 48 hours), the language pages do
+    not."""
+    return fields["sitemap"] != "news"
+
+
 @dataclass(frozen=True)
 class Route:
     path: str
@@ -100,6 +106,15 @@ class Route:
     operations: tuple[Operation, ...]
     cache: CachePolicyName = "no-store"
     documented: bool = True  # /docs and its assets are pages, not API operations
+    # Whether app.response_cache keeps the route's answers (its 200s and 410s): only where
+    # an answer is a function of the bundle, the request target and the negotiated coding
+    # (docs/delivery.md, "One answer per page and coding"). True, False, or a test of the
+    # path's fields; None: every answer of a "public" route, none of the others.
+    keep: bool | Callable[[Mapping[str, str]], bool] | None = None
+
+    @property
+    def keeps(self) -> bool | Callable[[Mapping[str, str]], bool]:
+        return self.cache == "public" if self.keep is None else self.keep
 
 
 def _article_links(body_id: str) -> dict[str, Any]:
@@ -223,7 +238,7 @@ def _openapi(shared: Shared) -> ops.OpenAPI:
 ROUTES: tuple[Route, ...] = (
     Route(
         f"{API}/articles",
-        lambda s: articles.ArticleCollection(s.store, s.pages),
+        lambda s: articles.ArticleCollection(s.store),
         "articles",
         (
             Operation(
@@ -244,7 +259,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/articles/latest",
-        lambda s: articles.LatestArticles(s.store, s.pages),
+        lambda s: articles.LatestArticles(s.store),
         "articles",
         (
             Operation(
@@ -266,7 +281,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/articles/search",
-        lambda s: articles.ArticleSearch(s.store, s.pages),
+        lambda s: articles.ArticleSearch(s.store),
         "articles",
         (
             Operation(
@@ -324,7 +339,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/corrections",
-        lambda s: articles.CorrectionsLog(s.store, s.pages),
+        lambda s: articles.CorrectionsLog(s.store),
         "articles",
         (
             Operation(
@@ -411,7 +426,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         "/sitemaps/{sitemap}.xml",
-        lambda s: feeds.Sitemap(s.store, s.pages),
+        lambda s: feeds.Sitemap(s.store),
         "sitemaps",
         (
             Operation(
@@ -431,6 +446,7 @@ ROUTES: tuple[Route, ...] = (
             ),
         ),
         cache="public",
+        keep=_not_news,
     ),
     Route(
         f"{API}/articles/{{article_id}}/comments",

@@ -28,7 +28,6 @@ from app.mount import mount
 from app.response_cache import App, ResponseCache
 from app.routes import Shared
 from app.timestamps import parse_timestamp
-from app.whole_pages import WholePages
 
 log = logging.getLogger("app")
 
@@ -45,9 +44,16 @@ def create_app(settings: Settings | None = None) -> falcon.App:
 
     metrics = Metrics(store)
     cache = None
-    if settings.response_cache_bytes > 0:
+    if settings.whole_page_cache_bytes is not None:
+        log.warning(
+            "NEWS_WHOLE_PAGE_CACHE_BYTES is deprecated: whole pages are kept by the response"
+            " cache, whose budget it is added to (%d bytes in all); set"
+            " NEWS_RESPONSE_CACHE_BYTES instead (docs/operations.md)",
+            settings.answer_cache_bytes,
+        )
+    if settings.answer_cache_bytes > 0:
         # Answers that repeat go out before Falcon sees the request (app.response_cache).
-        cache = ResponseCache(store, metrics, settings.response_cache_bytes)
+        cache = ResponseCache(store, metrics, settings.answer_cache_bytes)
     # Metrics first: they time every request the cache does not answer.
     app = App(cache, middleware=[metrics, SecurityHeaders(), RequestLineLimit()])
     app.req_options.keep_blank_qs_values = True  # `page=` is a 422, `category=` no filter
@@ -61,7 +67,6 @@ def create_app(settings: Settings | None = None) -> falcon.App:
             settings.cache_stale_while_revalidate,
             settings.cache_stale_if_error,
         ),
-        pages=WholePages(settings.whole_page_cache_bytes),
         comments=comments,
         metrics=metrics,
     )
