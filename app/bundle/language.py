@@ -218,6 +218,10 @@ class LanguageData:
             [segment.updated for segment in self.segments],
             where,
         )
+        # What a change feed answer depends on beyond the request: the log's objects (their
+        # names are digests of their bytes) and what is served.
+        files = meta["files"]
+        self.changes_key = f"{files[fmt.CHANGES_LOG][:16]}{files[fmt.CHANGES_JSON][:16]}"
 
     # -- lookups -----------------------------------------------------------------------
 
