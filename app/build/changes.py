@@ -183,7 +183,8 @@ def build_files(
     refs: list[np.ndarray] = []
     ats: list[np.ndarray] = []
     up = old_kind == log.UPSERT
-    target = np.where(up, moved[np.where(up, old_ref, 0)], -1)
+    target = np.full(old_ref.size, -1, dtype=np.int64)
+    target[up] = moved[old_ref[up]]
     keep = up & (target >= 0)
     seqs.append(old_seq[keep])
     kinds.append(old_kind[keep])
