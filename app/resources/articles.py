@@ -251,7 +251,7 @@ class Changes(BundleResource):
         send(
             req,
             resp,
-            Whole(changes.body(page)),
+            Whole(page.body()),
             etag,
             self.cache,
             keys.collection(language),
