@@ -154,6 +154,7 @@ class ChangeLog:
         self.refs = ref & REF_MASK
         blob, off = files[fmt.CHANGES_IDS_BIN], files[fmt.CHANGES_IDS_OFF]
         self._removed_blob = blob
+        self._removed_array = np.frombuffer(blob, dtype=np.uint8)
         self._removed_off = np.frombuffer(off, dtype="<u8")
         ids_bin, ids_off, ids_gid = served_ids
         self._ids_blob = ids_bin
@@ -165,7 +166,7 @@ class ChangeLog:
         self._updated: np.ndarray | None = None  # by gid, made at the first page
         self._updated_rows: np.ndarray | None = None  # its texts (n, 19), likewise
         self._at_rows: dict[int, np.ndarray] = {}  # a publish's time as text
-        self._id_list: list[bytes] | None = None  # every served id, made when asked
+        self._name_list: list[bytes] | None = None  # every id it can name, made when asked
         n = self.seq.size
         counts = np.bincount(self.kinds, minlength=3) if n else np.zeros(3, dtype=np.int64)
         limits = (self._ids_gid.size, len(retracted_ids), self._removed_off.size - 1)
@@ -181,6 +182,8 @@ class ChangeLog:
             or any(np.any(self.refs[self.kinds == k] >= limits[k]) for k in range(3) if counts[k])
         ):
             raise BundleError(f"{where}/{fmt.CHANGES_LOG}: does not match the generation")
+        # Where each kind's positions start in _names().
+        self._bases = np.asarray([0, limits[0], limits[0] + limits[1]], dtype=np.int64)
         # Entries that an initial listing shows (not `removed`), by index.
         self._listed = np.flatnonzero(self.kinds != REMOVED)
         self._plain: bool | None = None  # no id needs escaping in JSON (made when asked)
@@ -233,11 +236,7 @@ class ChangeLog:
         glue = rows.view(f"S{_ROW}").ravel().tolist()  # trailing NULs dropped
         glue[-1] = glue[-1][: -len(_NEXT_ITEM)] + tail
         ids: list[bytes]
-        if up.all():
-            picked = operator.itemgetter(*refs.tolist())(self._served_ids())
-            ids = [picked] if n == 1 else list(picked)
-        else:
-            ids = [name.encode("utf-8", "surrogatepass") for name, *_ in self.items(chosen)]
+        ids = self._id_bytes(refs, kinds)
         parts: list[bytes | memoryview] = [b""] * (2 * n + 1)
         parts[0] = b'{"items":[{"id":"'
         parts[1::2] = ids
@@ -260,18 +259,24 @@ class ChangeLog:
             self._updated_rows = _second_texts(updated)
         return self._updated_rows
 
-    def _served_ids(self) -> list[bytes]:
-        """Every served id as bytes, in ids.bin order: made once per bundle and worker when
-        the feed is first asked for (about 50 bytes of memory an id), so that a page picks
-        its ids in one call."""
-        if self._id_list is None:
-            names: list[bytes] = []
-            off = self._ids_off.astype(np.int64)
-            for start in range(0, max(off.size - 1, 0), 4096):  # bounded widths
-                stop = min(start + 4096, off.size - 1)
-                names += _ids_bytes(self._ids_array, off[start:stop], off[start + 1 : stop + 1])
-            self._id_list = names
-        return self._id_list
+    def _id_bytes(self, refs: np.ndarray, kinds: np.ndarray) -> list[bytes]:
+        """The ids of a page's entries, picked in one call from every id the log can name."""
+        names = self._names()
+        where = refs.astype(np.int64) + self._bases[kinds]
+        picked = operator.itemgetter(*where.tolist())(names)
+        return [picked] if refs.size == 1 else list(picked)
+
+    def _names(self) -> list[bytes]:
+        """Every id the log can name, as bytes: the served ones (ids.bin order), then the
+        retracted (retractions.json order), then the removed (changes.ids order). Made once
+        per bundle and worker when the feed is first asked for (about 50 bytes of memory an
+        id), so that a page picks its ids in one call."""
+        if self._name_list is None:
+            names = _all_ids(self._ids_array, self._ids_off)
+            names += [i.encode("utf-8", "surrogatepass") for i in self._retracted]
+            names += _all_ids(self._removed_array, self._removed_off)
+            self._name_list = names
+        return self._name_list
 
     def _at_texts(self, at: np.ndarray) -> np.ndarray:
         # A page spans few publishes, in order: its times ascend.
@@ -408,6 +413,17 @@ def _second_texts(us: np.ndarray) -> np.ndarray:
     out[:, 10] = ord("T")
     out[:, 11:] = _clock()[second_of_day]
     return out
+
+
+def _all_ids(blob: np.ndarray, off: np.ndarray) -> list[bytes]:
+    """Every id of a blob and its uint64 offsets, as bytes, 4,096 at a time (so that one long
+    id widens only its own batch)."""
+    offsets = off.astype(np.int64)
+    names: list[bytes] = []
+    for start in range(0, max(offsets.size - 1, 0), 4096):
+        stop = min(start + 4096, offsets.size - 1)
+        names += _ids_bytes(blob, offsets[start:stop], offsets[start + 1 : stop + 1])
+    return names
 
 
 def _ids_bytes(blob: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[bytes]:
