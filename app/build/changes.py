@@ -178,6 +178,7 @@ def build_files(
     moved = np.full(len(old_ids), -1, dtype=np.int64)
     moved[kept_old] = kept_new
 
+    extra: list[tuple[int, int, int, int]] = []  # (seq, kind, ref, at)
     seqs: list[np.ndarray] = []
     kinds: list[np.ndarray] = []
     refs: list[np.ndarray] = []
@@ -203,10 +204,7 @@ def build_files(
         if i in before:
             entry[i] = e
         elif was == log.RETRACTED:
-            seqs.append(np.asarray([e[0]]))
-            kinds.append(np.asarray([was]))
-            refs.append(np.asarray([new_ret_index[i]]))
-            ats.append(np.asarray([e[2]]))
+            extra.append((e[0], was, new_ret_index[i], e[2]))
         else:
             removed[i] = e
     changed = 0
@@ -222,10 +220,7 @@ def build_files(
         if e[1] == log.REMOVED:
             removed[i] = e
             continue
-        seqs.append(np.asarray([e[0]]))
-        kinds.append(np.asarray([e[1]]))
-        refs.append(np.asarray([new_pos[i] if e[1] == log.UPSERT else new_ret_index[i]]))
-        ats.append(np.asarray([e[2]]))
+        extra.append((e[0], e[1], new_pos[i] if e[1] == log.UPSERT else new_ret_index[i], e[2]))
     if changed:
         head += changed
         if head > log.MAX_SEQ:
@@ -236,10 +231,11 @@ def build_files(
         publishes = [p for p in publishes if p[1] >= cutoff]
     kept_removed = sorted((i for i, e in removed.items() if e[0] > floor), key=_key)
     for n, i in enumerate(kept_removed):
-        seqs.append(np.asarray([removed[i][0]]))
-        kinds.append(np.asarray([log.REMOVED]))
-        refs.append(np.asarray([n]))
-        ats.append(np.asarray([removed[i][2]]))
+        extra.append((removed[i][0], log.REMOVED, n, removed[i][2]))
+    if extra:  # the entries taken one by one: candidates, retractions, removals
+        columns = np.asarray(extra, dtype=np.int64).T
+        for out, column in zip((seqs, kinds, refs, ats), columns, strict=True):
+            out.append(column)
     all_seq = np.concatenate(seqs).astype(np.int64)
     all_kind = np.concatenate(kinds).astype(np.int64)
     counts = np.bincount(all_kind, minlength=3)
