@@ -33,7 +33,6 @@ import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import numpy as np
 import orjson
@@ -459,17 +458,9 @@ def _slow_body(items: list[tuple[str, int, int, int | None]], tail: bytes) -> by
 
 
 def timestamps(values: list[int]) -> list[str]:
-    """RFC 3339 texts of microsecond times, as format_timestamp writes them (fractional
-    digits only when there are any): whole seconds formatted by numpy in one call."""
-    if not values:
-        return []
-    us = np.asarray(values, dtype=np.int64)
-    seconds, fraction = np.divmod(us, 1_000_000)
-    texts = np.datetime_as_string(seconds.astype("datetime64[s]"), unit="s").tolist()
-    out = [t + "Z" for t in texts]
-    for i in np.flatnonzero(fraction).tolist():
-        out[i] = format_timestamp(_EPOCH + timedelta(microseconds=values[i]))
-    return out
+    """RFC 3339 texts of microsecond times, by the formatter of every body
+    (app.timestamps.format_timestamp: fractional digits only when there are any)."""
+    return [format_timestamp(_EPOCH + timedelta(microseconds=v)) for v in values]
 
 
 def log_meta(lineage: str, head: int, floor: int, publishes: list[list[int]]) -> bytes:
@@ -477,8 +468,3 @@ def log_meta(lineage: str, head: int, floor: int, publishes: list[list[int]]) ->
         {"lineage": lineage, "head": head, "floor": floor, "publishes": publishes},
         option=orjson.OPT_SORT_KEYS,
     )
-
-
-def read_meta(data: bytes) -> dict[str, Any]:
-    meta: dict[str, Any] = orjson.loads(data)
-    return meta
