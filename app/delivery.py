@@ -11,7 +11,9 @@ Resources describe what they answer, never bytes of one encoding:
 
 `send` negotiates, sets the validators and caching headers, answers 304, or assembles the
 body with `assemble`: the one function that writes a body in an encoding. A composed page
-(not one article) given `pages` may instead go out compressed whole (app.whole_pages).
+(`page=True`: not one article) goes out compressed whole in every coding but identity
+(app.whole_pages), so that its bytes depend on the request alone (docs/delivery.md, "One
+answer per page and coding").
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ from email.utils import format_datetime, parsedate_to_datetime
 import falcon
 
 from app import compression, whole_pages
+from app.bounded import Bounded
 from app.bundle.segment import SEPARATORS, Run
 from app.compression import BR, GZIP, IDENTITY, ZSTD
 from app.errors import APIError
 from app.http_cache import CachePolicy, etag_matches
 from app.negotiation import Offer, choose
-from app.response_cache import mark_repeatable
-from app.whole_pages import WHOLE_CODEC_ID, WholePages
+from app.whole_pages import WHOLE_CODEC_ID
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +60,12 @@ class Precomputed:
 
 @dataclass(frozen=True, slots=True)
 class Whole:
-    """A body made at request time (the news sitemap's window): sent compressed whole,
-    kept by app.whole_pages like a repeated page."""
+    """A body made at request time (the news sitemap's window): sent compressed whole.
+    `kept` holds compressed bodies by their ETag (a strong tag names one byte string), for
+    a body the response cache may not keep (it follows the clock)."""
 
     identity: bytes
+    kept: Bounded[str, bytes] | None = None
 
 
 Body = Composed | Precomputed | Whole
@@ -182,10 +186,8 @@ def send(
     media_type: str | None = None,
     status: int = 200,
     *,
-    pages: WholePages | None = None,
-    bundle_id: str = "",
+    page: bool = False,
     last_modified: datetime | None = None,
-    repeatable: bool = True,
 ) -> None:
     """Send `body` in the negotiated encoding with its ETag, or 304; 406 when the client
     refuses every encoding. With another `status` than 200 (a retracted article's 410)
@@ -195,29 +197,20 @@ def send(
     CODEC_ID the compressed bytes were made with (LanguageData.codec); `media_type` the
     Content-Type when it is not JSON (set on the 200 only: a 304 carries none).
 
-    `pages` (with the current `bundle_id`) lets a composed page go out compressed whole
-    (app.whole_pages): always in br, in gzip and zstd from its second request on.
-    `last_modified` is sent as Last-Modified and answers If-Modified-Since when the request
-    has no If-None-Match (RFC 9110, 13.2.2).
-
-    The answer is marked for app.response_cache unless it may differ for the next identical
-    request of the same bundle: `repeatable=False` for answers that depend on the time, and
-    a page composed from pieces (its next answer is compressed whole)."""
+    `page` marks a composed page (a list, latest, search, the corrections log, a sitemap
+    page): in every coding but identity it goes out compressed whole (app.whole_pages), on
+    its first request as on every later one, so that its bytes and ETag depend on the
+    request alone. `last_modified` is sent as Last-Modified and answers If-Modified-Since
+    when the request has no If-None-Match (RFC 9110, 13.2.2)."""
     header = req.get_header("Accept-Encoding")
-    paged = pages is not None and isinstance(body, Composed) and body.br is None
-    repeated = False
-    if paged:
-        assert pages is not None and isinstance(body, Composed)
-        repeated = pages.repeated(bundle_id, etag)
-        offered = PAGE_OFFERS
+    paged = page and isinstance(body, Composed) and body.br is None
+    if header is None:  # no Accept-Encoding: identity, and no offers to weigh
+        encoding: str | None = IDENTITY
     else:
-        offered = offers(body)
-    encoding = IDENTITY if header is None else choose(header, offered)
+        encoding = choose(header, PAGE_OFFERS if paged else offers(body))
     if encoding is None:
         raise not_acceptable()
-    whole = encoding != IDENTITY and (
-        isinstance(body, Whole) or (paged and (encoding == BR or repeated))
-    )
+    whole = encoding != IDENTITY and (isinstance(body, Whole) or paged)
     # A page compressed whole is other bytes than its composed form: `w` before the codec.
     tag = encoded_etag(etag, encoding, f"w{WHOLE_CODEC_ID}" if whole else codec)
     resp.set_header("Vary", "Accept-Encoding")
@@ -240,9 +233,13 @@ def send(
         resp.set_header("Content-Encoding", encoding)
     if media_type is not None:
         resp.content_type = media_type
-    if repeatable and (whole or encoding == IDENTITY or not paged):
-        mark_repeatable(req)
-    if whole and pages is not None:
-        resp.data = pages.get(bundle_id, etag, encoding, lambda: assemble(body, IDENTITY))
+    if whole and isinstance(body, Whole) and body.kept is not None:
+        data = body.kept.get(tag)
+        if data is None:
+            data = assemble(body, encoding)
+            body.kept.put(tag, data, len(data))
+        resp.data = data
+    elif whole and paged:
+        resp.data = whole_pages.compress(encoding, assemble(body, IDENTITY))
     else:
         resp.data = assemble(body, encoding)

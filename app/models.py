@@ -364,7 +364,7 @@ class ArticleSummary(BaseModel):
     """Written wholly or partly by a trained model (`provenance.ai_generated`)."""
 
 
-class _Page(BaseModel, Generic[T]):
+class Page(BaseModel, Generic[T]):
     """The envelope of list, search and comment list; serialised by hand in app/params.py
     for speed, and checked against this declaration by tests."""
 
@@ -379,7 +379,7 @@ class _Page(BaseModel, Generic[T]):
     """ceil(total / page_size); 0 when total is 0."""
 
 
-class ArticleList(_Page[Article | ArticleSummary]):
+class ArticleList(Page[Article | ArticleSummary]):
     """A page of articles; a page past the end has no items and the true total. Items are
     Article objects, or ArticleSummary objects with `fields=summary`."""
 
@@ -441,7 +441,7 @@ class CorrectionEntry(BaseModel):
     text: str
 
 
-class CorrectionList(_Page[CorrectionEntry]):
+class CorrectionList(Page[CorrectionEntry]):
     """A page of a language's corrections log: `at` descending, then `article_id`, then
     `kind` (`correction` before `retraction`)."""
 
@@ -514,9 +514,13 @@ class Comment(BaseModel):
     content: str
     created_at: CommentTimestamp
     """RFC 3339 UTC with fractional seconds."""
+    featured: bool = False
+    """Picked out by a moderator."""
+    edited_at: CommentTimestamp | None = None
+    """When its author last edited it, or null."""
 
 
-class CommentList(_Page[Comment]):
+class CommentList(Page[Comment]):
     """A page of comments, newest first unless `order=oldest`."""
 
 
@@ -570,10 +574,23 @@ def _comment_text(single_line: bool) -> tuple[Any, Any]:
         json_schema_extra=_schema_pattern(pattern),
         description=f"1 to {most} characters after trimming{',' if single_line else ';'} {lines}",
     )
-    return field, _comment_cleaner(single_line)
+    return field, comment_cleaner(single_line)
 
 
-def _comment_cleaner(single_line: bool) -> Any:
+def free_text_field(most: int) -> Any:
+    """The Field of a free text (a note, an explanation, a report's text): 1 to `most`
+    characters after trimming and NFC, no control characters but tab and newline, as a
+    comment's content; its schema states the rule as a pattern, like the content's."""
+    return Field(
+        min_length=1,
+        max_length=most,
+        json_schema_extra=_schema_pattern(_trimmed_pattern(_BLANK, most)),
+        description=f"1 to {most} characters after trimming; no control characters but tab"
+        " and newline.",
+    )
+
+
+def comment_cleaner(single_line: bool) -> Any:
     def clean(raw: Any) -> Any:
         if not isinstance(raw, str):
             return raw  # the strict string check names the type
@@ -822,8 +839,11 @@ _BOUND_DOC = (
 )
 
 
-class FilterQuery(PageQuery):
-    """The date range and article form shared by list and search (docs/api.md §7)."""
+class DateRange(BaseModel):
+    """A range of instants, `from` and `to` (docs/api.md §7): article lists and search, and
+    the moderation transparency figures."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
     from_: Annotated[
         Annotated[str, _BOUND_SCHEMA] | None,
@@ -844,15 +864,6 @@ class FilterQuery(PageQuery):
         ),
         _bound(end=True),
     ] = None
-    fields: Annotated[
-        Fields,
-        Field(
-            description="`full` (default): items are Article; `summary`: ArticleSummary.",
-            examples=["summary"],
-        ),
-    ] = Fields.full
-
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
     @field_validator("to")
     @classmethod
@@ -872,6 +883,20 @@ class FilterQuery(PageQuery):
         start = None if self.from_ is None else date_bound_us(self.from_, end=False)
         stop = None if self.to is None else date_bound_us(self.to, end=True)
         return start, stop
+
+
+class FilterQuery(DateRange, PageQuery):
+    """The date range and article form shared by list and search (docs/api.md §7)."""
+
+    fields: Annotated[
+        Fields,
+        Field(
+            description="`full` (default): items are Article; `summary`: ArticleSummary.",
+            examples=["summary"],
+        ),
+    ] = Fields.full
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
     @property
     def summary(self) -> bool:

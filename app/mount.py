@@ -3,26 +3,27 @@ what its declaration asks of every request applied around its responders.
 
 The checks run before the responder, in the documented order of every operation:
 `Cache-Control: no-store` for a "no-store" route (first, so that its errors carry it too),
-the language of a `{language}` path (400), then the bearer token of an admin operation
-(401). Which of them a responder needs is decided here, once: a responder that needs none
-is mounted as it is, and a request pays only for the checks of its own route.
+then the language of a `{language}` path (400). Which of them a responder needs is decided
+here, once: a responder that needs neither is mounted as it is, and a request pays only for
+the checks of its own route. Tokens (authors, moderators, notifiers) are the resources'
+first step (app/comments/auth.py), right after these. The route's keep rule goes to the
+response cache (`App.keep_answers`).
 """
 
 from __future__ import annotations
 
-import hmac
 import re
 from collections.abc import Callable, Iterable
 
 import falcon
 
-from app.errors import APIError, unsupported_language
+from app.errors import unsupported_language
 from app.languages import LANGUAGE_SET
 from app.resources.articles import BundleResource
+from app.response_cache import App
 from app.routes import ROUTES, Route, Shared
 
 Responder = Callable[..., None]
-_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="comments"'}
 
 
 def _no_store(responder: Responder) -> Responder:
@@ -66,28 +67,6 @@ def _language(responder: Responder, fields: tuple[str, ...]) -> Responder:
     return any_language_checked
 
 
-def _admin(responder: Responder, token: str | None) -> Responder:
-    """The bearer token of NEWS_ADMIN_TOKEN; without one, admin operations are disabled."""
-    if not token:
-
-        def disabled(req: falcon.Request, resp: falcon.Response, *_: str, **__: str) -> None:
-            raise APIError(
-                401, "Comment deletion is disabled: NEWS_ADMIN_TOKEN is not set", _CHALLENGE
-            )
-
-        return disabled
-    expected = token.encode()
-
-    def authorized(req: falcon.Request, resp: falcon.Response, *fields: str, **params: str) -> None:
-        scheme, _, given = (req.get_header("Authorization") or "").strip().partition(" ")
-        # compare_digest: the time taken must not reveal how much of the token matched.
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
-            raise APIError(401, "Invalid or missing admin token", _CHALLENGE)
-        responder(req, resp, *fields, **params)
-
-    return authorized
-
-
 def _responder_names(method: str) -> tuple[str, ...]:
     """A GET also answers HEAD with the same responder (every resource has `on_head`)."""
     return ("on_get", "on_head") if method == "get" else (f"on_{method}",)
@@ -115,18 +94,13 @@ def mount(app: falcon.App, shared: Shared, routes: Iterable[Route] = ROUTES) -> 
         if route.cache == "public":
             assert isinstance(resource, BundleResource)
             resource.cache = shared.cache
-        admin = {
-            name for op in route.operations if op.admin for name in _responder_names(op.method)
-        }
         fields = tuple(re.findall(r"\{(\w+)\}", route.path))
         language = "language" in fields
         no_store = route.cache == "no-store"
         for name in (name for name in dir(resource) if name.startswith("on_")):
-            if not (language or no_store or name in admin):
+            if not (language or no_store):
                 continue  # mounted as it is
             responder: Responder = getattr(resource, name)
-            if name in admin:
-                responder = _admin(responder, shared.settings.admin_token)
             if language:
                 responder = _language(responder, fields)
             if no_store:
@@ -134,3 +108,5 @@ def mount(app: falcon.App, shared: Shared, routes: Iterable[Route] = ROUTES) -> 
             setattr(resource, name, responder)  # Falcon takes the instance's responders
         # A literal segment beats a field in Falcon's router: "count" is never an id.
         app.add_route(route.path, resource)
+        if isinstance(app, App):
+            app.keep_answers(resource, route.keeps)

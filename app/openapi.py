@@ -50,6 +50,11 @@ TAGS = [
     {"name": "feeds", "description": "Atom, RSS and JSON feeds of the newest articles."},
     {"name": "sitemaps", "description": "Sitemaps for crawlers: per language, and news."},
     {"name": "comments", "description": "Readers' comments on articles; never cached."},
+    {
+        "name": "moderation",
+        "description": "Reader reports, notices of illegal content, and the moderators' queues,"
+        " decisions, log and figures (docs/moderation.md); never cached.",
+    },
     {"name": "operations", "description": "Liveness, readiness and this document."},
 ]
 
@@ -70,6 +75,11 @@ PATH_PARAMETERS: dict[str, dict[str, Any]] = {
         " and a page number from 2 (`en-2`), as the sitemap index lists them.",
         "schema": {"type": "string", "pattern": "^[a-z_]+(-[1-9][0-9]*)?$"},
         "example": "en",
+    },
+    "notice_id": {
+        "description": "Notice id, from the notice's receipt.",
+        "schema": {"type": "string", "minLength": 1},
+        "example": "01JD5Z3N8Q6V2K4M7R9T0W1X2Y",
     },
     "comment_id": {
         "description": "Comment id, as returned when the comment was created.",
@@ -169,7 +179,8 @@ _URI_TOO_LONG = "Request line too long."
 # What a client sees for each error status, shown as the example of its response.
 ERROR_EXAMPLES: dict[int, Any] = {
     400: {"detail": "Unsupported language: xx"},
-    401: {"detail": "Invalid or missing admin token"},
+    401: {"detail": "Invalid or missing moderator token"},
+    403: {"detail": "Not a moderator of this language"},
     404: {"detail": "Article not found"},
     406: {
         "detail": "Not Acceptable: no content coding in Accept-Encoding is available "
@@ -195,9 +206,19 @@ ERROR_EXAMPLES: dict[int, Any] = {
 
 
 def component_schemas() -> dict[str, Any]:
+    """The listed shapes, and every response and body model an operation of the route table
+    names (so a new operation cannot leave its shapes out)."""
+    responses = dict.fromkeys(RESPONSE_MODELS)
+    requests = dict.fromkeys(REQUEST_MODELS)
+    for route in ROUTES:
+        for op in route.operations:
+            if isinstance(op.response, type) and issubclass(op.response, BaseModel):
+                responses[op.response] = None
+            if op.body is not None:
+                requests[op.body] = None
     _, top = models_json_schema(
-        [(model, "serialization") for model in RESPONSE_MODELS]
-        + [(model, "validation") for model in REQUEST_MODELS],
+        [(model, "serialization") for model in responses]
+        + [(model, "validation") for model in requests],
         ref_template=_SCHEMAS + "{model}",
     )
     return dict(sorted(top["$defs"].items()))
@@ -249,7 +270,7 @@ def _errors(route: Route, op: Operation) -> dict[int, str]:
     errors = {414: _URI_TOO_LONG}
     if "{language}" in route.path:
         errors[400] = "Unsupported language."
-    if "{article_id}" in route.path:
+    if "{article_id}" in route.path and op.checks_article:
         errors[404] = "Article not found."
         errors[410] = "Article retracted: comments close with it."
     if op.query or op.body or op.headers:
@@ -258,7 +279,7 @@ def _errors(route: Route, op: Operation) -> dict[int, str]:
         errors |= {413: "Body larger than 64 KiB.", 415: "Content-Type is not application/json."}
     if route.cache == "public":
         errors[406] = "Accept-Encoding refuses identity and every coding offered."
-    if route.tag == "comments":
+    if route.tag in ("comments", "moderation"):
         errors[503] = "Comment store unavailable."
     return dict(sorted({**errors, **op.errors}.items()))
 
@@ -294,6 +315,8 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
     for status, description in _errors(route, op).items():
         model: type[BaseModel] = m.ValidationError if status == 422 else m.Error
         example = ERROR_EXAMPLES[status]
+        if status in op.error_details:
+            example = {"detail": op.error_details[status]}
         # an article's own URL: its retraction notice
         notice = status == 410 and cacheable and "{article_id}" in route.path
         expired = status == 410 and cacheable and not notice  # the change feed's cursor
@@ -341,13 +364,34 @@ def _operation(route: Route, op: Operation, components: dict[str, Any]) -> dict[
         "summary": op.texts.summary,
         "description": op.texts.description,
         "tags": [route.tag],
-        "security": [{"AdminBearer": []}] if op.admin else [],
+        "security": _security(op),
         "parameters": parameters,
     }
     if op.body is not None:
         document["requestBody"] = {"required": True, "content": _content(op.body)}
     document["responses"] = _responses(route, op)
     return document
+
+
+# Bearer tokens by who holds them (docs/moderation.md); an operation lists the ones it reads.
+SECURITY_SCHEMES = {
+    "ModeratorBearer": "A moderator's token (NEWS_MODERATORS), or NEWS_ADMIN_TOKEN.",
+    "AuthorBearer": "The `author_token` a create answered with.",
+    "NoticeBearer": "The `access_token` of a notice's receipt.",
+}
+
+
+def _security(op: Operation) -> list[dict[str, list[str]]]:
+    schemes: dict[str, list[dict[str, list[str]]]] = {
+        "moderator": [{"ModeratorBearer": []}],
+        "author": [{"AuthorBearer": []}],
+        # An optional token is left out of `security` (clients generated from it would
+        # then demand one): the operation's description says what the token changes.
+        "author?": [],
+        "notice": [{"NoticeBearer": []}],
+        "moderator|author": [{"ModeratorBearer": []}, {"AuthorBearer": []}],
+    }
+    return [] if op.auth is None else schemes[op.auth]
 
 
 def _head(get: dict[str, Any]) -> dict[str, Any]:
@@ -396,11 +440,8 @@ def openapi_document() -> dict[str, Any]:
         "components": {
             "schemas": dict(sorted(schemas.items())),
             "securitySchemes": {
-                "AdminBearer": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "The value of NEWS_ADMIN_TOKEN.",
-                }
+                name: {"type": "http", "scheme": "bearer", "description": text}
+                for name, text in SECURITY_SCHEMES.items()
             },
         },
     }

@@ -1,25 +1,31 @@
-"""Whole responses that repeat, answered before Falcon sees the request (docs/architecture.md,
-"Serving").
+"""The one cache of finished responses: answers that repeat, sent again before Falcon sees
+the request (docs/architecture.md, "Serving").
 
 Readers ask for the same few pages over and over (front pages, latest, popular articles,
-categories). A response sent by `app.delivery.send` depends only on the bundle it was read
-from, the request target and `Accept-Encoding`, so once it has been sent it can be sent
-again as it was: the status line, the header list and the body the WSGI server got. A hit
-costs a dictionary lookup and a copy of the header list: no Falcon request or response
-object, no middleware, no route, no parameter check, no lookup in the bundle.
+categories). An answer of a route whose declaration says its answers may be kept
+(app/routes.py, `Route.keep`) depends only on the bundle it was read from, the request
+target and the negotiated coding (docs/delivery.md, "One answer per page and coding"), so
+once sent it can be sent again as it was: the status line, the header list and the body the
+WSGI server got. A hit costs a dictionary lookup and a copy of the header list: no Falcon
+request or response object, no middleware, no route, no parameter check, no lookup in the
+bundle, no compression.
 
 What is kept, and when:
-- only an answer asked for a second time (the keys of answers sent once are remembered, at
-  most four times `max_entries` of them);
-- only responses that `send` marks as repeatable (`mark_repeatable`): a page sent composed
-  from pieces the first time is not, because its second answer is compressed whole
-  (app.whole_pages), and must stay so;
+- the 200 and 410 answers of the routes whose declaration keeps them; `App` learns the
+  route from Falcon's routing (`_get_responder`), where the declaration was attached by
+  app.mount, so no responder has to say anything;
+- from an answer's second request on: the keys of answers sent once are remembered (at
+  most four times `max_entries` of them, forgotten all at once when full), so that a long
+  tail of distinct requests pays a set insertion, not a place in the cache (keeping every
+  first answer made the cold mix of docs/benchmarks.md 20% dearer); the answer is the same
+  either way;
 - only GET and HEAD requests without `If-None-Match` or `If-Modified-Since` are answered
   from it (a conditional request goes the whole way, to its 304);
 - per process, at most `max_bytes` of bodies (NEWS_RESPONSE_CACHE_BYTES) and `max_entries`
-  responses; when full, the oldest entries go first;
+  answers, least recently used out first, no body over a sixteenth of the budget
+  (app.bounded, the block every cache of the server is made of);
 - for one `Bundle` object: a publish, or damage found on disk (app.bundle.store), swaps the
-  object, and the first request after the swap empties the cache.
+  object, and the first answer kept after the swap empties the cache.
 
 A hit is still counted by the metrics, under the route it was kept from: it appends its
 seconds to the list `Metrics.answer_log` gave the entry for its labels, which the metrics'
@@ -29,11 +35,13 @@ flusher reads (app/metrics.py).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 import falcon
+
+from app.bounded import Bounded
 
 if TYPE_CHECKING:
     from app.bundle.reader import Bundle
@@ -41,17 +49,20 @@ if TYPE_CHECKING:
     from app.metrics import Metrics
 
 _METHODS = frozenset({"GET", "HEAD"})
-# Set in the WSGI environ by `mark_repeatable`: the route template the answer came from.
-_REPEATABLE = "news.repeatable_route"
+# The statuses an answer that may be kept is sent with: a representation (200) or a
+# retracted article's notice (410). Errors are cheap, and a flood of them is not kept.
+_KEPT_STATUSES = frozenset({"200", "410"})
+# Set in the WSGI environ by `App._get_responder` when the route's declaration keeps this
+# answer: the route template (the metrics' label).
+_KEPT_ROUTE = "news.kept_route"
+# A body larger than this share of the budget is sent but not kept.
+SHARE = 16
 
 Key = tuple[str, str, str, str | None]
 StartResponse = Callable[..., Any]
-
-
-def mark_repeatable(req: falcon.Request) -> None:
-    """Called by `app.delivery.send` when its answer is the same for every request with the
-    same target and Accept-Encoding, as long as the bundle is."""
-    req.env[_REPEATABLE] = req.uri_template
+# A route's keep rule, from its declaration (app.routes.Route.keep): True, False, or a test
+# of the path's fields.
+KeepRule = bool | Callable[[Mapping[str, str]], bool]
 
 
 class _Entry:
@@ -82,42 +93,30 @@ class ResponseCache:
     ) -> None:
         self.store = store
         self.metrics = metrics
-        self.max_bytes = max_bytes
-        self.max_entries = max_entries
         self._bundle: Bundle | None = None
-        self._entries: dict[Key, _Entry] = {}
-        # Answered once. Not app.whole_pages' set of pages asked for once: that one is keyed
-        # by a page's identity ETag (every coding and spelling of its query), known only
-        # inside the resource, and must stay so for the bytes a page's second answer has;
-        # this one by the exact request, known before routing, and is filled only by
-        # answers marked repeatable (a page from its second answer on).
-        self._seen: set[Key] = set()
-        self._size = 0
+        self._answers: Bounded[Key, _Entry] = Bounded(max_bytes, max_entries, SHARE)
+        self._lookup = self._answers.get
+        self._seen: set[Key] = set()  # answered once (since the last bundle)
+        self._max_seen = 4 * max_entries
         self._lock = threading.Lock()
 
-    @staticmethod
-    def _key(env: dict[str, Any]) -> Key | None:
-        method = env["REQUEST_METHOD"]
+    def __call__(
+        self, env: dict[str, Any], start_response: StartResponse, app: Callable[..., Any]
+    ) -> Any:
+        """Answer from the cache, or through `app` (Falcon), keeping what its route allows."""
+        started = perf_counter()
+        method = env["REQUEST_METHOD"]  # the key, inline: this is the hit path
         if method not in _METHODS or "HTTP_IF_NONE_MATCH" in env or "HTTP_IF_MODIFIED_SINCE" in env:
-            return None
-        return (
+            return app(env, start_response)
+        key = (
             method,
             env.get("PATH_INFO", ""),
             env.get("QUERY_STRING", ""),
             env.get("HTTP_ACCEPT_ENCODING"),
         )
-
-    def __call__(
-        self, env: dict[str, Any], start_response: StartResponse, app: Callable[..., Any]
-    ) -> Any:
-        """Answer from the cache, or through `app` (Falcon), keeping what may repeat."""
-        started = perf_counter()
-        key = self._key(env)
-        if key is None:
-            return app(env, start_response)
         bundle = self.store.current()  # what the answer will be read from, at the latest
         if self._bundle is bundle:
-            entry = self._entries.get(key)
+            entry = self._lookup(key)
             if entry is not None:
                 start_response(entry.status, list(entry.headers))
                 if entry.log is not None:
@@ -130,8 +129,9 @@ class ResponseCache:
             return start_response(status, headers, exc_info)
 
         result = app(env, capture)
-        route = env.get(_REPEATABLE)
-        if route is not None and sent and isinstance(result, list):
+        route = env.get(_KEPT_ROUTE)
+        kept = sent and sent[0][:3] in _KEPT_STATUSES and isinstance(result, list)
+        if route is not None and kept:
             self._keep(key, bundle, sent[0], sent[1], result, route)
         return result
 
@@ -149,37 +149,29 @@ class ResponseCache:
         if bundle is not self.store.current():
             return
         body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        size = len(body)
-        if size > self.max_bytes // 16:
-            return  # (a few large bodies must not push out many small ones)
+        if not self._answers.fits(len(body)):
+            return
         with self._lock:
             if self._bundle is not bundle:
+                self._answers.clear()
+                self._seen.clear()
                 self._bundle = bundle
-                self._entries = {}
-                self._seen = set()
-                self._size = 0
             if key not in self._seen:
-                # Kept from its second answer on: a long tail of distinct requests (the cold
-                # figure in docs/benchmarks.md) pays a set insertion, not a copy of its body.
-                if len(self._seen) >= 4 * self.max_entries:
-                    self._seen.clear()
+                if len(self._seen) >= self._max_seen:
+                    self._seen.clear()  # a flood of distinct requests: start counting again
                 self._seen.add(key)
                 return
-            metrics = self.metrics  # (its lock is never held while it takes this one)
-            log = None if metrics is None else metrics.answer_log(route, key[0], int(status[:3]))
-            entry = _Entry(status, list(headers), bytes(body), log)
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._size -= len(old.body)
-            self._entries[key] = entry
-            self._size += size
-            while self._size > self.max_bytes or len(self._entries) > self.max_entries:
-                oldest = next(iter(self._entries))
-                self._size -= len(self._entries.pop(oldest).body)
+        metrics = self.metrics
+        log = None if metrics is None else metrics.answer_log(route, key[0], int(status[:3]))
+        entry = _Entry(status, list(headers), bytes(body), log)
+        self._answers.put(key, entry, len(body))
 
     @property
     def size(self) -> int:
-        return self._size
+        return self._answers.size
+
+    def __len__(self) -> int:
+        return len(self._answers)
 
 
 class App(falcon.App):
@@ -188,9 +180,27 @@ class App(falcon.App):
     def __init__(self, cache: ResponseCache | None = None, **options: Any) -> None:
         super().__init__(**options)
         self._response_cache = cache
+        self._falcon = super().__call__  # made once: not a super() object per request
+        # id(resource) -> None (keep every answer) or the test of the path's fields.
+        self._keep_rules: dict[int, Callable[[Mapping[str, str]], bool] | None] = {}
+
+    def keep_answers(self, resource: object, rule: KeepRule) -> None:
+        """Let the cache keep the answers of `resource`'s route, as its declaration says
+        (app.mount); without a cache, nothing is kept."""
+        if self._response_cache is not None and rule is not False:
+            self._keep_rules[id(resource)] = None if rule is True else rule
+
+    def _get_responder(self, req: falcon.Request) -> Any:
+        found = super()._get_responder(req)
+        rules = self._keep_rules
+        if rules and id(found[2]) in rules:
+            test = rules[id(found[2])]
+            if test is None or test(found[1]):
+                req.env[_KEPT_ROUTE] = found[3]
+        return found
 
     def __call__(self, env: dict[str, Any], start_response: StartResponse) -> Any:
         cache = self._response_cache
         if cache is None:
-            return super().__call__(env, start_response)
-        return cache(env, start_response, super().__call__)
+            return self._falcon(env, start_response)
+        return cache(env, start_response, self._falcon)

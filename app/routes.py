@@ -1,9 +1,11 @@
 """The route table: every path the service answers, declared once.
 
 Each `Route` holds its path, how its resource is made from the app's shared parts
-(`Shared`), its operations with their documentation texts, and its cache policy.
+(`Shared`), its operations with their documentation texts, its cache policy, and whether
+the response cache keeps its answers (`keep`).
 app/mount.py mounts the table on Falcon and applies what each declaration asks of every
-request (Cache-Control: no-store, the language check, the admin token); app/openapi.py
+request (Cache-Control: no-store, the language check, the admin token, the answers kept);
+app/openapi.py
 writes /openapi.json from the same entries and the models they name, so the two cannot
 disagree.
 
@@ -14,7 +16,7 @@ is validated, 413/415 with a body, 503 for comment operations. `errors` adds the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -24,12 +26,13 @@ from pydantic import BaseModel
 from app import models as m
 from app.bundle.store import BundleStore
 from app.comments import CommentService
+from app.comments import moderation_resources as moderation
 from app.comments import resources as comments
+from app.comments import wire as w
 from app.config import Settings
 from app.http_cache import CachePolicy
 from app.metrics import Metrics, MetricsResource
-from app.resources import articles, docs, feeds, ops
-from app.whole_pages import WholePages
+from app.resources import articles, docs, feeds, moderation_page, ops
 
 API = "/api/v1/{language}"
 
@@ -40,6 +43,9 @@ class Texts(NamedTuple):
     summary: str
     description: str
     returns: str  # the description of the success response
+
+
+Auth = Literal["moderator", "author", "author?", "notice", "moderator|author"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +60,15 @@ class Operation:
     headers: type[BaseModel] | None = None  # request headers, validated like the query
     media_type: str = "application/json"  # of the success response
     errors: dict[int, str] = field(default_factory=dict)
-    admin: bool = False  # needs the bearer token (app.mount checks it before the responder)
+    # The bearer token it reads (app/comments/auth.py checks it first, after the language):
+    # "moderator", "author" (required), "author?" (optional) or "notice" (a notifier's).
+    auth: Auth | None = None
+    # The `detail` of an error as this operation words it, where it is not the one of
+    # app.openapi.ERROR_EXAMPLES for its status (shown as the response's example).
+    error_details: dict[int, str] = field(default_factory=dict)
+    # False where the article is not looked up (a decision stands for a comment whose
+    # article has left the bundle): no article 404 or 410.
+    checks_article: bool = True
     response_headers: tuple[str, ...] = ()  # names in app.openapi.RESPONSE_HEADERS
     links: dict[str, Any] = field(default_factory=dict)
 
@@ -66,7 +80,6 @@ class Shared:
     settings: Settings
     store: BundleStore
     cache: CachePolicy  # Cache-Control of every "public" route
-    pages: WholePages  # whole-page compression of composed pages
     comments: CommentService
     metrics: Metrics
 
@@ -79,6 +92,12 @@ class Shared:
 CachePolicyName = Literal["public", "no-store"] | None
 
 
+def _not_news(fields: Mapping[str, str]) -> bool:
+    """The news sitemap follows the clock (its window of 48 hours), the language pages do
+    not."""
+    return fields["sitemap"] != "news"
+
+
 @dataclass(frozen=True)
 class Route:
     path: str
@@ -87,6 +106,15 @@ class Route:
     operations: tuple[Operation, ...]
     cache: CachePolicyName = "no-store"
     documented: bool = True  # /docs and its assets are pages, not API operations
+    # Whether app.response_cache keeps the route's answers (its 200s and 410s): only where
+    # an answer is a function of the bundle, the request target and the negotiated coding
+    # (docs/delivery.md, "One answer per page and coding"). True, False, or a test of the
+    # path's fields; None: every answer of a "public" route, none of the others.
+    keep: bool | Callable[[Mapping[str, str]], bool] | None = None
+
+    @property
+    def keeps(self) -> bool | Callable[[Mapping[str, str]], bool]:
+        return self.cache == "public" if self.keep is None else self.keep
 
 
 def _article_links(body_id: str) -> dict[str, Any]:
@@ -123,10 +151,23 @@ def _created_links() -> dict[str, Any]:
 
 
 _CREATE_ERRORS = {
-    409: "Idempotency-Key reused for a different comment, or its comment was deleted.",
+    401: "Unknown author token.",
+    403: "Comments are closed.",
+    409: "Duplicate comment, or an Idempotency-Key reused for a different comment or for one"
+    " since erased.",
     429: "Rate limit exceeded.",
 }
+_UNKNOWN_AUTHOR = {401: "No token, or one that is no author's."}
+_MODERATOR = {
+    401: "No token, or one that is no moderator's.",
+    403: "Not a moderator of this language.",
+}
 _COMMENT_404 = {404: "Article not found, or Comment not found."}
+_REPORT_ERRORS = {**_COMMENT_404, 429: "Too many reports and notices from this client."}
+_REPORT_DETAILS = {
+    404: "Comment not found",
+    429: "Too many reports and notices: at most 20 per 60 seconds; retry in 12 seconds",
+}
 _ARRAY_OF_SUMMARIES = {"type": "array", "items": {"$ref": "#/components/schemas/ArticleSummary"}}
 _ATOM_EXAMPLE = (
     '<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom"'
@@ -197,7 +238,7 @@ def _openapi(shared: Shared) -> ops.OpenAPI:
 ROUTES: tuple[Route, ...] = (
     Route(
         f"{API}/articles",
-        lambda s: articles.ArticleCollection(s.store, s.pages),
+        lambda s: articles.ArticleCollection(s.store),
         "articles",
         (
             Operation(
@@ -218,7 +259,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/articles/latest",
-        lambda s: articles.LatestArticles(s.store, s.pages),
+        lambda s: articles.LatestArticles(s.store),
         "articles",
         (
             Operation(
@@ -240,7 +281,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/articles/search",
-        lambda s: articles.ArticleSearch(s.store, s.pages),
+        lambda s: articles.ArticleSearch(s.store),
         "articles",
         (
             Operation(
@@ -298,7 +339,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/corrections",
-        lambda s: articles.CorrectionsLog(s.store, s.pages),
+        lambda s: articles.CorrectionsLog(s.store),
         "articles",
         (
             Operation(
@@ -320,7 +361,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         f"{API}/changes",
-        lambda s: articles.Changes(s.store, s.pages),
+        lambda s: articles.Changes(s.store),
         "articles",
         (
             Operation(
@@ -414,7 +455,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         "/sitemaps/{sitemap}.xml",
-        lambda s: feeds.Sitemap(s.store, s.pages),
+        lambda s: feeds.Sitemap(s.store),
         "sitemaps",
         (
             Operation(
@@ -434,6 +475,7 @@ ROUTES: tuple[Route, ...] = (
             ),
         ),
         cache="public",
+        keep=_not_news,
     ),
     Route(
         f"{API}/articles/{{article_id}}/comments",
@@ -455,12 +497,14 @@ ROUTES: tuple[Route, ...] = (
                 "createComment",
                 Texts(
                     "Comment on an article",
-                    "A 201 means the comment is durably stored. Retrying with the same"
-                    " `Idempotency-Key` returns the first comment and creates nothing. Rate"
-                    " limited per client across all instances.",
+                    "A 201 means the comment is durably stored, in the status the rules give"
+                    " it (docs/moderation.md). Retrying with the same `Idempotency-Key` returns"
+                    " the first comment and creates nothing. Rate limited per client across all"
+                    " instances. With `Authorization: Bearer <author_token>` the comment is the"
+                    " same author's; without, a new author and token are made.",
                     "The comment, durably stored.",
                 ),
-                m.Comment,
+                w.CreatedComment,
                 method="post",
                 status=201,
                 body=m.CommentCreate,
@@ -468,6 +512,12 @@ ROUTES: tuple[Route, ...] = (
                 errors=_CREATE_ERRORS,
                 response_headers=("Location", "Idempotent-Replayed"),
                 links=_created_links(),
+                auth="author?",
+                error_details={
+                    401: "Unknown author token",
+                    403: "Comments are closed",
+                    409: "Duplicate comment",
+                },
             ),
         ),
     ),
@@ -494,23 +544,281 @@ ROUTES: tuple[Route, ...] = (
         (
             Operation(
                 "getComment",
-                Texts("Get one comment", "One comment of the article.", "The comment."),
-                m.Comment,
-                errors=_COMMENT_404,
+                Texts(
+                    "Get one comment",
+                    "One visible comment of the article. With its author's token"
+                    " (`Authorization: Bearer <author_token>`): the author's own comment in any"
+                    " status but `erased`, as an `OwnComment` (the `Comment` with `status` and"
+                    " the statement of reasons, `moderation`).",
+                    "The comment.",
+                ),
+                {
+                    "anyOf": [
+                        {"$ref": "#/components/schemas/Comment"},
+                        {"$ref": "#/components/schemas/OwnComment"},
+                    ]
+                },
+                errors={**_COMMENT_404, **_UNKNOWN_AUTHOR},
+                auth="author?",
+            ),
+            Operation(
+                "editComment",
+                Texts(
+                    "Edit one's comment (author)",
+                    "Within NEWS_COMMENT_EDIT_SECONDS of its creation; the create rules 2 to 7"
+                    " run again on the new text (docs/moderation.md).",
+                    "The edited comment.",
+                ),
+                w.OwnComment,
+                method="patch",
+                body=w.CommentEdit,
+                errors={
+                    **_COMMENT_404,
+                    **_UNKNOWN_AUTHOR,
+                    409: "Edit window closed, a rejected comment, or a duplicate.",
+                    429: "Too many creates and edits from this client.",
+                },
+                auth="author",
+                error_details={
+                    401: "Unknown author token",
+                    404: "Comment not found",
+                    409: "Edit window closed",
+                },
             ),
             Operation(
                 "deleteComment",
                 Texts(
-                    "Delete a comment (administrator)",
-                    "Needs `Authorization: Bearer` with the value of NEWS_ADMIN_TOKEN; deleted"
-                    " comments disappear from list, count and get.",
-                    "Deleted.",
+                    "Erase a comment (its author or a moderator)",
+                    "With the author's token or a moderator's (NEWS_ADMIN_TOKEN is the"
+                    " moderator `admin`): the comment becomes `erased`, its author and content"
+                    " leave the store, and it disappears from list, count and get.",
+                    "Erased.",
                 ),
                 None,
                 method="delete",
                 status=204,
-                errors={**_COMMENT_404, 401: "Missing or wrong admin token, or deletion disabled."},
-                admin=True,
+                errors={
+                    **_COMMENT_404,
+                    401: "No token, or one that is neither a moderator's nor an author's.",
+                    403: "Not a moderator of this language.",
+                },
+                auth="moderator|author",
+                error_details={404: "Comment not found"},
+            ),
+        ),
+    ),
+    Route(
+        f"{API}/articles/{{article_id}}/comments/{{comment_id}}/reports",
+        lambda s: moderation.ReportsResource(s.comments.context),
+        "moderation",
+        (
+            Operation(
+                "reportComment",
+                Texts(
+                    "Report a comment (reader)",
+                    "One client's reports of one comment count once; when the distinct"
+                    " reporting clients since the last decision reach NEWS_REPORTS_TO_WITHHOLD,"
+                    " the comment is withheld for a moderator. Only visible comments can be"
+                    " reported. Rate limited with notices (NEWS_REPORT_RATE_LIMIT).",
+                    "Received.",
+                ),
+                w.ReportReceipt,
+                method="post",
+                status=202,
+                body=w.ReportCreate,
+                errors=_REPORT_ERRORS,
+                error_details=_REPORT_DETAILS,
+            ),
+        ),
+    ),
+    Route(
+        f"{API}/articles/{{article_id}}/comments/{{comment_id}}/notices",
+        lambda s: moderation.NoticesResource(s.comments.context),
+        "moderation",
+        (
+            Operation(
+                "sendNotice",
+                Texts(
+                    "Send a notice of illegal content",
+                    "Digital Services Act article 16: an explanation, optionally the law,"
+                    " a name and an email, and a statement of good faith. The receipt's"
+                    " `access_token` follows the notice at `GET /api/v1/notices/{notice_id}`.",
+                    "The receipt.",
+                ),
+                w.NoticeReceipt,
+                method="post",
+                status=201,
+                body=w.NoticeCreate,
+                errors=_REPORT_ERRORS,
+                error_details=_REPORT_DETAILS,
+            ),
+        ),
+    ),
+    Route(
+        f"{API}/articles/{{article_id}}/comments/{{comment_id}}/decision",
+        lambda s: moderation.DecisionResource(s.comments.context),
+        "moderation",
+        (
+            Operation(
+                "decideComment",
+                Texts(
+                    "Decide on a comment (moderator)",
+                    "`approve` (visible, reports cleared), `reject` with a reason (rejected),"
+                    " `feature` or `unfeature` a visible comment; optionally settling one of"
+                    " its notices (`illegal` needs `reject` with `illegal_content`).",
+                    "The comment as moderators see it.",
+                ),
+                w.ModeratedComment,
+                method="post",
+                body=w.Decision,
+                errors={**_MODERATOR, 404: "Comment not found (or erased)."},
+                auth="moderator",
+                error_details={404: "Comment not found"},
+                checks_article=False,
+            ),
+        ),
+    ),
+    Route(
+        f"{API}/articles/{{article_id}}/comments/settings",
+        lambda s: moderation.SettingsResource(s.comments.context),
+        "moderation",
+        (
+            Operation(
+                "getCommentSettings",
+                Texts(
+                    "Comment settings of an article",
+                    "Its own mode (null: NEWS_MODERATION_MODE), whether it is closed, and when"
+                    " comments close by age.",
+                    "The settings.",
+                ),
+                w.ArticleSettings,
+            ),
+            Operation(
+                "putCommentSettings",
+                Texts(
+                    "Set an article's comment settings (moderator)",
+                    "`mode` (null: the default) and `closed`.",
+                    "The settings now.",
+                ),
+                w.ArticleSettings,
+                method="put",
+                body=w.SettingsUpdate,
+                errors=_MODERATOR,
+                auth="moderator",
+            ),
+        ),
+    ),
+    Route(
+        f"{API}/moderation/queue",
+        lambda s: moderation.QueueResource(s.comments.context),
+        "moderation",
+        (
+            Operation(
+                "moderationQueue",
+                Texts(
+                    "A moderation queue (moderator)",
+                    "`pending`, `withheld`, `reported`, `notices` or `rejected`, oldest first.",
+                    "A page of the queue.",
+                ),
+                w.ModerationQueue,
+                query=w.QueueQuery,
+                errors=_MODERATOR,
+                auth="moderator",
+            ),
+        ),
+    ),
+    Route(
+        f"{API}/moderation/log",
+        lambda s: moderation.LogResource(s.comments.context),
+        "moderation",
+        (
+            Operation(
+                "moderationLog",
+                Texts(
+                    "The moderation log (moderator)",
+                    "One entry per action, oldest first; follow it with `after=next`.",
+                    "Entries after `after`.",
+                ),
+                w.LogPage,
+                query=w.LogQuery,
+                errors=_MODERATOR,
+                auth="moderator",
+            ),
+        ),
+    ),
+    Route(
+        "/api/v1/moderation/transparency",
+        lambda s: moderation.TransparencyResource(s.comments.context),
+        "moderation",
+        (
+            Operation(
+                "moderationTransparency",
+                Texts(
+                    "Transparency figures (moderator)",
+                    "Notices, removals and reports over the caller's languages within the"
+                    " range: the figures of a DSA transparency report.",
+                    "The figures.",
+                ),
+                w.Transparency,
+                query=w.TransparencyQuery,
+                errors={401: _MODERATOR[401]},
+                auth="moderator",
+            ),
+        ),
+    ),
+    Route(
+        "/api/v1/notices/{notice_id}",
+        lambda s: moderation.NoticeResource(s.comments.context),
+        "moderation",
+        (
+            Operation(
+                "getNotice",
+                Texts(
+                    "Follow a notice (its notifier)",
+                    "With the receipt's `access_token`: received or decided, and the decision.",
+                    "The notice's state.",
+                ),
+                w.NoticeState,
+                errors={401: "No token.", 404: "No such notice, or a wrong token."},
+                auth="notice",
+                error_details={
+                    401: "The notice's access token is required",
+                    404: "Notice not found",
+                },
+            ),
+        ),
+    ),
+    Route(
+        "/api/v1/comments/mine",
+        lambda s: comments.MineResource(s.comments.context),
+        "comments",
+        (
+            Operation(
+                "myComments",
+                Texts(
+                    "One's comments (author)",
+                    "Every comment of the author's token, in every language, with its status:"
+                    " data access and portability.",
+                    "The author's comments.",
+                ),
+                w.OwnComments,
+                errors=_UNKNOWN_AUTHOR,
+                auth="author",
+                error_details={401: "Unknown author token"},
+            ),
+            Operation(
+                "eraseMyComments",
+                Texts(
+                    "Erase all of one's comments (author)",
+                    "Every comment of the author's token becomes `erased`.",
+                    "Erased.",
+                ),
+                None,
+                method="delete",
+                status=204,
+                errors=_UNKNOWN_AUTHOR,
+                auth="author",
+                error_details={401: "Unknown author token"},
             ),
         ),
     ),
@@ -612,7 +920,24 @@ ROUTES: tuple[Route, ...] = (
     Route("/docs", lambda s: docs.DocsPage(), "operations", (), cache=None, documented=False),
     Route(
         "/docs/{asset}",
-        lambda s: docs.DocsAsset(),
+        lambda s: docs.docs_assets(),
+        "operations",
+        (),
+        cache=None,
+        documented=False,
+    ),
+    # The moderators' page over the section 12 API (app/resources/moderation_page.py).
+    Route(
+        "/moderation",
+        lambda s: moderation_page.ModerationPage(),
+        "operations",
+        (),
+        cache=None,
+        documented=False,
+    ),
+    Route(
+        "/moderation/{asset}",
+        lambda s: moderation_page.moderation_assets(),
         "operations",
         (),
         cache=None,

@@ -27,9 +27,11 @@ def format_timestamp(value: datetime, *, microseconds: bool = False) -> str:
     """`2026-11-20T08:30:00Z`; with `microseconds` always six fractional digits, otherwise
     only the significant ones (none for a whole second)."""
     value = value.astimezone(UTC)
+    # The year by hand: strftime's %Y does not pad years before 1000 on glibc ("999-..."),
+    # which RFC 3339 forbids and which would sort after "2026-..." as text (the SQLite store).
     if microseconds:
-        return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    base = value.strftime("%Y-%m-%dT%H:%M:%S")
+        return f"{value.year:04d}" + value.strftime("-%m-%dT%H:%M:%S.%fZ")
+    base = f"{value.year:04d}" + value.strftime("-%m-%dT%H:%M:%S")
     if value.microsecond:
         base += f".{value.microsecond:06d}".rstrip("0")
     return base + "Z"

@@ -8,4 +8,4 @@ in one block, and checked in one place, in app/bundle/versions.py; the collectio
 (app/comments/migrations.py).
 """
 
-API_VERSION = "1.2.0"
+API_VERSION = "1.3.0"

@@ -1,13 +1,13 @@
-"""Whole-page compression of composed pages: lists, latest, search and sitemap pages
-(docs/delivery.md, "Whole pages").
+"""Whole-page compression of composed pages: lists, latest, search, the corrections log and
+sitemap pages (docs/delivery.md, "Whole pages").
 
 Pieces compressed one record at a time lose the context between records: on hand-written
 text a list page composed from pieces comes to 0.56-0.60 of identity, where the whole page
-compressed gives 0.40-0.44. So a page the process has already been asked for is compressed
-whole, in the coding the client gets, and kept in a bounded LRU per bundle. A page asked for
-the first time goes out composed from pieces (gzip, zstd: no compression at request time),
-so a long tail of distinct searches costs what it always did. br has no pieces: a br answer
-is always a whole page.
+compressed gives 0.40-0.44. So a page goes out compressed whole in every coding but
+identity, on its first request as on every later one: one representation per page and
+coding, whoever answers and however often it was asked (docs/delivery.md, "One answer per
+page and coding"). The answers are kept by the response cache (app.response_cache), which
+changes only what a repeat costs.
 
 Levels: each within 1.15 x of the reference whole-page compressors (gzip -6, zstd -3,
 br 5) on hand-written text, in less of their time (docs/delivery.md has the figures). The
@@ -19,8 +19,6 @@ from __future__ import annotations
 import struct
 import threading
 import zlib
-from collections import OrderedDict
-from collections.abc import Callable
 
 import brotli
 import zstandard
@@ -63,66 +61,3 @@ def compress(encoding: str, body: bytes) -> bytes:
     if encoding == BR:
         return brotli.compress(body, quality=BROTLI_QUALITY)
     raise ValueError(f"no whole-page {encoding}")
-
-
-class WholePages:
-    """Per process: whole compressed pages by (identity ETag, coding), at most `max_bytes`
-    in all, least recently used first out; and the ETags of pages asked for once (at most
-    `max_seen`), which decide when a page is worth compressing whole. Both are emptied when
-    the bundle changes. Thread-safe (gthread workers)."""
-
-    def __init__(self, max_bytes: int = 32 << 20, max_seen: int = 65536) -> None:
-        self.max_bytes = max_bytes
-        self.max_seen = max_seen
-        self._bundle: str | None = None
-        self._pages: OrderedDict[tuple[str, str], bytes] = OrderedDict()
-        self._size = 0
-        self._seen: set[str] = set()
-        self._lock = threading.Lock()
-        self.compressed = 0  # pages compressed by this process (tests, metrics)
-
-    def _switch(self, bundle_id: str) -> None:
-        if bundle_id != self._bundle:
-            self._bundle = bundle_id
-            self._pages.clear()
-            self._seen.clear()
-            self._size = 0
-
-    def repeated(self, bundle_id: str, etag: str) -> bool:
-        """True from the second time a page (its identity ETag) is asked for in this bundle."""
-        with self._lock:
-            self._switch(bundle_id)
-            if etag in self._seen:
-                return True
-            if len(self._seen) >= self.max_seen:
-                self._seen.clear()  # a flood of distinct pages: start counting again
-            self._seen.add(etag)
-            return False
-
-    def get(self, bundle_id: str, etag: str, encoding: str, identity: Callable[[], bytes]) -> bytes:
-        """The page compressed whole in `encoding`: from the cache, or compressed now (from
-        `identity()`, called only then) and kept when it fits (a page over a quarter of the
-        budget is never kept)."""
-        key = (etag, encoding)
-        with self._lock:
-            self._switch(bundle_id)
-            body = self._pages.get(key)
-            if body is not None:
-                self._pages.move_to_end(key)
-                return body
-        body = compress(encoding, identity())  # outside the lock: other threads go on
-        with self._lock:
-            self.compressed += 1
-            if self._bundle != bundle_id or len(body) > self.max_bytes // 4:
-                return body
-            if key not in self._pages:
-                self._pages[key] = body
-                self._size += len(body)
-                while self._size > self.max_bytes:
-                    _, old = self._pages.popitem(last=False)
-                    self._size -= len(old)
-        return body
-
-    @property
-    def size(self) -> int:
-        return self._size

@@ -14,11 +14,12 @@ import sys
 from typing import Any
 
 import falcon
+import orjson
 
 from app import errors
 from app.bundle.errors import BundleError
 from app.bundle.store import BundleStore
-from app.comments import create_comment_service
+from app.comments import ArticleFacts, create_comment_service
 from app.config import ConfigError, Settings
 from app.http_cache import CachePolicy
 from app.metrics import Metrics
@@ -26,7 +27,7 @@ from app.middleware import RequestLineLimit, SecurityHeaders
 from app.mount import mount
 from app.response_cache import App, ResponseCache
 from app.routes import Shared
-from app.whole_pages import WholePages
+from app.timestamps import parse_timestamp
 
 log = logging.getLogger("app")
 
@@ -38,13 +39,21 @@ def create_app(settings: Settings | None = None) -> falcon.App:
         settings,
         lambda language, article_id: store.current().has_article(language, article_id),
         lambda language, article_id: store.current().is_retracted(language, article_id),
+        lambda language, article_id: article_facts(store, language, article_id),
     )
 
     metrics = Metrics(store)
     cache = None
-    if settings.response_cache_bytes > 0:
+    if settings.whole_page_cache_bytes is not None:
+        log.warning(
+            "NEWS_WHOLE_PAGE_CACHE_BYTES is deprecated: whole pages are kept by the response"
+            " cache, whose budget it is added to (%d bytes in all); set"
+            " NEWS_RESPONSE_CACHE_BYTES instead (docs/operations.md)",
+            settings.answer_cache_bytes,
+        )
+    if settings.answer_cache_bytes > 0:
         # Answers that repeat go out before Falcon sees the request (app.response_cache).
-        cache = ResponseCache(store, metrics, settings.response_cache_bytes)
+        cache = ResponseCache(store, metrics, settings.answer_cache_bytes)
     # Metrics first: they time every request the cache does not answer.
     app = App(cache, middleware=[metrics, SecurityHeaders(), RequestLineLimit()])
     app.req_options.keep_blank_qs_values = True  # `page=` is a 422, `category=` no filter
@@ -58,12 +67,20 @@ def create_app(settings: Settings | None = None) -> falcon.App:
             settings.cache_stale_while_revalidate,
             settings.cache_stale_if_error,
         ),
-        pages=WholePages(settings.whole_page_cache_bytes),
         comments=comments,
         metrics=metrics,
     )
     mount(app, shared)
     return app
+
+
+def article_facts(store: BundleStore, language: str, article_id: str) -> ArticleFacts | None:
+    """What comment moderation needs of an article: its title and publication time."""
+    record = store.current().article_json(language, article_id)
+    if record is None:
+        return None
+    article = orjson.loads(record)
+    return ArticleFacts(article["title"], parse_timestamp(article["published_at"]))
 
 
 def _configure_logging() -> None:

@@ -2,12 +2,13 @@
 
 `record` calls ``app.wsgi`` in process (the code under the current directory, or
 ``--code DIR``) for every URL of a bench corpus's url lists, in each request shape a client
-sends, three times in a row (first answers are composed from build-time pieces, later ones
-may come whole from a cache: both must stay the same), and writes one line per answer:
+sends, three times in a row (later answers may come from the response cache: all must stay
+the same), and writes one line per answer:
 status, headers except ``Date``, and the SHA-256 of the body. `compare` prints the first
 differences between two recordings and exits 1 if there are any.
 
-    python bench/equivalence.py record --bundle B --urls CORPUS/urls --out before.jsonl [--code DIR]
+    python bench/equivalence.py record --bundle B --urls CORPUS/urls --out before.jsonl \
+        [--code DIR] [--order zstd,gzip]
     python bench/equivalence.py compare before.jsonl after.jsonl
 
 Both recordings must read the same bundle, built by the same builder (the bundle's bytes are
@@ -66,7 +67,9 @@ def _urls(url_dir: Path) -> list[str]:
     return list(seen)
 
 
-def _answers(app: Any, urls: list[str]) -> Iterator[dict[str, Any]]:
+def _answers(
+    app: Any, urls: list[str], shapes: tuple[tuple[str, dict[str, str]], ...] = SHAPES
+) -> Iterator[dict[str, Any]]:
     sys.path.insert(0, str(HERE))
     from profile_app import environ
 
@@ -79,7 +82,7 @@ def _answers(app: Any, urls: list[str]) -> Iterator[dict[str, Any]]:
         out["headers"] = sorted([k.lower(), v] for k, v in headers if k.lower() != "date")
 
     for url in urls:
-        for shape, extra in SHAPES:
+        for shape, extra in shapes:
             for n in range(REPEATS):
                 env = {**environ(url), **extra}
                 out.clear()
@@ -98,7 +101,18 @@ def _answers(app: Any, urls: list[str]) -> Iterator[dict[str, Any]]:
                     yield {"url": url, "shape": shape, "n": "304", **out, "body": len(body)}
 
 
-def record(bundle: Path, url_dir: Path, out: Path) -> int:
+def _ordered(order: str | None) -> tuple[tuple[str, dict[str, str]], ...]:
+    """The shapes in `order` (comma-separated names), then the others in their usual order."""
+    named = dict(SHAPES)
+    first = [name for name in (order or "").split(",") if name]
+    unknown = [name for name in first if name not in named]
+    if unknown:
+        raise SystemExit(f"unknown shapes {unknown}: {', '.join(named)}")
+    rest = [name for name, _ in SHAPES if name not in first]
+    return tuple((name, named[name]) for name in first + rest)
+
+
+def record(bundle: Path, url_dir: Path, out: Path, order: str | None = None) -> int:
     os.environ["NEWS_BUNDLE_DIR"] = str(bundle)
     sys.path.insert(0, str(Path.cwd()))  # this checkout's app/, not an installed one
     os.environ.setdefault("NEWS_COMMENTS_DSN", f"sqlite:///{tempfile.mkdtemp()}/c.sqlite3")
@@ -108,7 +122,7 @@ def record(bundle: Path, url_dir: Path, out: Path) -> int:
     urls = _urls(url_dir)
     count = 0
     with out.open("wb") as f:
-        for answer in _answers(app, urls):
+        for answer in _answers(app, urls, _ordered(order)):
             f.write(orjson.dumps(answer) + b"\n")
             count += 1
     print(f"{count} answers for {len(urls)} URLs -> {out}")
@@ -136,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--urls", type=Path, required=True, help="a bench corpus's urls/ directory")
     rec.add_argument("--out", type=Path, required=True)
     rec.add_argument("--code", type=Path, help="a checkout whose app/ to record (default: here)")
+    rec.add_argument(
+        "--order",
+        help="shapes to send first for each URL, comma-separated (default: plain, gzip,"
+        " browser, zstd, head): which shape meets a page first",
+    )
     cmp_ = sub.add_parser("compare", help="differences between two recordings")
     cmp_.add_argument("before", type=Path)
     cmp_.add_argument("after", type=Path)
@@ -154,10 +173,11 @@ def main(argv: list[str] | None = None) -> int:
             str(args.urls.resolve()),
             "--out",
             str(args.out.resolve()),
+            *(["--order", args.order] if args.order else []),
         ]
         env = {**os.environ, "PYTHONPATH": str(args.code.resolve())}
         return subprocess.run(cmd, env=env, cwd=args.code, check=False).returncode
-    return record(args.bundle, args.urls, args.out)
+    return record(args.bundle, args.urls, args.out, args.order)
 
 
 if __name__ == "__main__":

@@ -21,11 +21,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+# `--accept-encoding`: the header every request sends (none: identity, the default).
+ACCEPT_ENCODING: str | None = None
+
 
 def environ(url: str) -> dict[str, Any]:
     path, _, query = url.partition("?")
+    coding = {} if ACCEPT_ENCODING is None else {"HTTP_ACCEPT_ENCODING": ACCEPT_ENCODING}
     # PEP 3333: PATH_INFO holds the percent-decoded bytes as latin-1, like a real server sends.
     return {
+        **coding,
         "REQUEST_METHOD": "GET",
         "PATH_INFO": unquote_to_bytes(path).decode("latin-1"),
         "QUERY_STRING": query,
@@ -195,7 +200,14 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="with --against-minimal: also a 'cold' mix of >= N distinct URLs from the corpus",
     )
+    parser.add_argument(
+        "--accept-encoding",
+        metavar="VALUE",
+        help="send this Accept-Encoding with every request (default: none, identity)",
+    )
     args = parser.parse_args(argv)
+    global ACCEPT_ENCODING
+    ACCEPT_ENCODING = args.accept_encoding
     os.environ.setdefault("NEWS_COMMENTS_DSN", f"sqlite:///{tempfile.mkdtemp()}/c.sqlite3")
     from app.wsgi import create_app
 

@@ -6,9 +6,11 @@
 On the hand-written sample (data/sample) and on the hand-written-style corpus
 (bench/handwritten.py), served by gunicorn (production config, 2 sync workers):
 
-* bytes: every list, latest, search and category page of a URL universe, asked twice in
-  each coding (the first answer is composed from pieces, the second compressed whole), against
-  the reference whole-page compressors on the identity body (gzip -6, zstd -3, br 5).
+* bytes: every list, latest, search and category page of a URL universe, asked in each
+  coding, against the reference whole-page compressors on the identity body (gzip -6,
+  zstd -3, br 5). Pages are compressed whole from their first answer (docs/delivery.md,
+  "One answer per page and coding"); a server of an earlier release answered a page
+  composed from pieces first, which the "pieces" column then reports.
   Target: whole <= 1.15 x reference.
 * throughput: wrk over a Zipf mix (s = 1.1) of that universe, identity against the browser
   header (`gzip, deflate, br, zstd`), alternated rounds, medians. Target: >= 0.90.

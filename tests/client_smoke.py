@@ -3,20 +3,25 @@
 Not collected by pytest: tests/test_openapi_tools.py generates the client (`news_client`)
 into a temporary directory, type-checks this script against it with mypy, and runs it:
 
-    python tests/client_smoke.py BASE_URL BROKEN_STORE_URL ADMIN_TOKEN
+    python tests/client_smoke.py BASE_URL BROKEN_STORE_URL ADMIN_TOKEN FR_TOKEN EDIT_SECONDS
 
-BASE_URL serves the sample bundle with a comment rate limit of a few per hour;
-BROKEN_STORE_URL serves it with a comment store that cannot be reached. Every operation of
-the document is called through the generated functions, and every error status the
-document declares is provoked and parsed into the generated model it names. Prints what it
-covered; exits non-zero at the first surprise.
+BASE_URL serves the sample bundle with a comment rate limit of a few per hour, a report
+and notice rate limit of a few per hour, an edit window of EDIT_SECONDS, 127.0.0.1 as a
+trusted proxy, comments withheld at two reporting clients, and moderators: ADMIN_TOKEN
+(`admin`, every language) and FR_TOKEN (French only). BROKEN_STORE_URL serves it with a
+comment store that cannot be reached. Every operation of the document is called through
+the generated functions, with each token kind it takes (an author's, a moderator's, a
+notice's, one that is no one's, none), and every error status the document declares is
+provoked and parsed into the generated model it names. Prints what it covered; exits
+non-zero at the first surprise.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from datetime import date, datetime, timedelta, timezone
+import time
+from datetime import UTC, date, datetime, timedelta, timezone
 from http import HTTPStatus
 from typing import Any
 
@@ -45,10 +50,14 @@ from news_client.api.comments import (
     count_comments_head,
     create_comment,
     delete_comment,
+    edit_comment,
+    erase_my_comments,
     get_comment,
     get_comment_head,
     list_comments,
     list_comments_head,
+    my_comments,
+    my_comments_head,
 )
 from news_client.api.feeds import (
     get_atom_feed,
@@ -57,6 +66,22 @@ from news_client.api.feeds import (
     get_json_feed_head,
     get_rss_feed,
     get_rss_feed_head,
+)
+from news_client.api.moderation import (
+    decide_comment,
+    get_comment_settings,
+    get_comment_settings_head,
+    get_notice,
+    get_notice_head,
+    moderation_log,
+    moderation_log_head,
+    moderation_queue,
+    moderation_queue_head,
+    moderation_transparency,
+    moderation_transparency_head,
+    put_comment_settings,
+    report_comment,
+    send_notice,
 )
 from news_client.api.operations import (
     health,
@@ -75,8 +100,10 @@ from news_client.api.sitemaps import (
     get_sitemap_index_head,
 )
 from news_client.models import (
+    Action,
     Article,
     ArticleList,
+    ArticleSettings,
     ArticleSummary,
     ChangeList,
     Comment,
@@ -84,9 +111,12 @@ from news_client.models import (
     CommentCounts,
     CommentCountsRequest,
     CommentCreate,
+    CommentEdit,
     CommentList,
     CommentOrder,
     CorrectionList,
+    CreatedComment,
+    Decision,
     Error,
     Fields,
     GetJsonFeedResponse200,
@@ -94,21 +124,74 @@ from news_client.models import (
     Highlight,
     Language,
     ListOrder,
+    LogEntry,
+    LogPage,
+    Mode,
+    ModeratedComment,
+    Moderation,
+    ModerationQueue,
+    ModeratorNote,
+    NoticeCreate,
+    NoticeDecision,
+    NoticeOutcome,
+    NoticeReceipt,
+    NoticeState,
+    NoticeStateStatus,
     OpenAPIDocument,
+    OwnComment,
+    OwnComments,
+    Queue,
     Ready,
+    RejectReason,
+    ReportCreate,
+    ReportReason,
+    ReportReceipt,
     RetractedArticle,
     SearchOrder,
     SearchResults,
+    SettingsUpdate,
+    StatementOfReasons,
+    Status,
+    Transparency,
     ValidationError,
 )
 from news_client.types import Response, Unset
 
 operations: set[str] = set()
 errors: set[int] = set()
+# Comment and moderation answers are never cacheable (docs/api.md §4 and §12).
+PRIVATE = {
+    "countComments",
+    "countCommentsBatch",
+    "countCommentsBatchPost",
+    "createComment",
+    "decideComment",
+    "deleteComment",
+    "editComment",
+    "eraseMyComments",
+    "getComment",
+    "getCommentSettings",
+    "getNotice",
+    "listComments",
+    "moderationLog",
+    "moderationQueue",
+    "moderationTransparency",
+    "myComments",
+    "putCommentSettings",
+    "reportComment",
+    "sendNotice",
+}
 
 
-def expect(name: str, response: Response[Any], status: int, kind: type | None) -> Any:
-    """`response` has `status` and a body parsed into `kind` (None: no body)."""
+def expect(
+    name: str,
+    response: Response[Any],
+    status: int,
+    kind: type | tuple[type, ...] | None,
+    detail: str | None = None,
+) -> Any:
+    """`response` has `status` and a body parsed into `kind` (None: no body); an `Error`'s
+    detail is `detail` when one is given."""
     operations.add(name)
     assert response.status_code == HTTPStatus(status), (
         name,
@@ -120,17 +203,36 @@ def expect(name: str, response: Response[Any], status: int, kind: type | None) -
         assert response.parsed is None, (name, response.parsed)
     else:
         assert isinstance(response.parsed, kind), (name, type(response.parsed), response.content)
+    if name in PRIVATE:
+        assert response.headers["cache-control"] == "no-store", (name, response.headers)
     if status >= 400:
         errors.add(status)
+        if status == 401:  # every token kind's 401 carries the challenge
+            assert response.headers["www-authenticate"].startswith("Bearer "), name
         if kind is Error:
             assert isinstance(response.parsed, Error) and response.parsed.detail, name
+            if detail is not None:
+                assert response.parsed.detail == detail, (name, response.parsed.detail)
         if kind is ValidationError:
             assert isinstance(response.parsed, ValidationError)
             assert response.parsed.detail[0].loc and response.parsed.detail[0].msg, name
     return response.parsed
 
 
-def main(base_url: str, broken_url: str, admin_token: str) -> int:
+def own_view(response: Response[Comment | OwnComment | Error]) -> OwnComment:
+    """getComment with its author's token: the `OwnComment` (status, statement of reasons).
+
+    The document answers `anyOf: [Comment, OwnComment]`, and the generated parser takes the
+    first that fits: an OwnComment body always fits Comment (its extra fields land in
+    `additional_properties`), so the client hands back a Comment. Read it again as the
+    OwnComment it is; either way it must parse."""
+    parsed = expect("getComment", response, 200, (Comment, OwnComment))
+    view = json.loads(response.content)
+    assert "status" in view, view  # the author's view, not a reader's
+    return parsed if isinstance(parsed, OwnComment) else OwnComment.from_dict(parsed.to_dict())
+
+
+def main(base_url: str, broken_url: str, admin_token: str, fr_token: str, edit_seconds: int) -> int:
     client = Client(base_url=base_url, raise_on_unexpected_status=True)
     admin = AuthenticatedClient(base_url=base_url, token=admin_token)
     broken = Client(base_url=broken_url)
@@ -348,22 +450,36 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
     expect("getSitemapHead", get_sitemap_head.sync_detailed("en", client=client), 200, None)
     expect("getSitemap", get_sitemap.sync_detailed("en-99", client=client), 404, Error)
 
-    # -- comments ----------------------------------------------------------------------------
+    # -- comments: readers ---------------------------------------------------------------------
     aid = article.id
+    other = page.items[1].id  # its settings are changed below: premoderated, then closed
 
-    def create(body: CommentCreate, status: int, kind: type, key: str | None = None) -> Any:
+    def create(
+        body: CommentCreate,
+        status: int,
+        kind: type,
+        key: str | None = None,
+        by: Client | AuthenticatedClient = client,
+        on: str = aid,
+        detail: str | None = None,
+    ) -> Any:
         extra = {"idempotency_key": key} if key is not None else {}
-        response = create_comment.sync_detailed(en, aid, client=client, body=body, **extra)
-        return expect("createComment", response, status, kind)
+        response = create_comment.sync_detailed(en, on, client=by, body=body, **extra)
+        return expect("createComment", response, status, kind, detail)
 
-    created: Comment = create(CommentCreate(author="Mina", content="First."), 201, Comment, "k-1")
-    again: Comment = create(CommentCreate(author="Mina", content="First."), 201, Comment, "k-1")
-    assert again.id == created.id
-    create(CommentCreate(author="Mina", content="Other."), 409, Error, "k-1")
-    reply: Comment = create(
-        CommentCreate(author="Bo", content="Re.", parent_id=created.id), 201, Comment
+    created: CreatedComment = create(
+        CommentCreate(author="Mina", content="First."), 201, CreatedComment, "k-1"
     )
-    assert reply.parent_id == created.id
+    assert created.status == Status.VISIBLE and created.moderation is None
+    again: CreatedComment = create(
+        CommentCreate(author="Mina", content="First."), 201, CreatedComment, "k-1"
+    )
+    assert again.id == created.id and again.author_token == created.author_token
+    create(CommentCreate(author="Mina", content="Other."), 409, Error, "k-1")
+    reply: CreatedComment = create(
+        CommentCreate(author="Bo", content="Re.", parent_id=created.id), 201, CreatedComment
+    )
+    assert reply.parent_id == created.id and reply.author_token != created.author_token
     create(CommentCreate(author=" ", content="x"), 422, ValidationError)
     create(CommentCreate(author="a", content="x" * 70_000), 413, Error)
     raw = client.get_httpx_client().post(
@@ -373,18 +489,12 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
     )
     assert raw.status_code == 415 and Error.from_dict(raw.json()).detail
     errors.add(415)
-    expect(
-        "createComment",
-        create_comment.sync_detailed(
-            en, "no-such-id", client=client, body=CommentCreate(author="a", content="b")
-        ),
-        404,
-        Error,
-    )
+    create(CommentCreate(author="a", content="b"), 404, Error, on="no-such-id")
     comment_page = list_comments.sync_detailed(en, aid, client=client, order=CommentOrder.OLDEST)
     listed: CommentList = expect("listComments", comment_page, 200, CommentList)
     assert "order=oldest" in comment_page.headers["link"]
     assert [c.id for c in listed.items] == [created.id, reply.id]
+    assert all(isinstance(c, Comment) and c.edited_at is None for c in listed.items)
     expect(
         "listComments",
         list_comments.sync_detailed(en, aid, client=client, page_size=0),
@@ -402,7 +512,7 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
     got: Comment = expect(
         "getComment", get_comment.sync_detailed(en, aid, created.id, client=client), 200, Comment
     )
-    assert got.content == "First."
+    assert got.content == "First." and not got.featured
     expect(
         "getCommentHead",
         get_comment_head.sync_detailed(en, aid, created.id, client=client),
@@ -445,17 +555,440 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
         200,
         None,
     )
-    unauthenticated = AuthenticatedClient(base_url=base_url, token="wrong")
-    expect(
-        "deleteComment",
-        delete_comment.sync_detailed(en, aid, reply.id, client=unauthenticated),
+
+    # -- authors (docs/api.md §12): the token a create answers with ----------------------------
+    mina = AuthenticatedClient(base_url=base_url, token=created.author_token)
+    bo = AuthenticatedClient(base_url=base_url, token=reply.author_token)
+    # A token that is no one's, and no Authorization header at all: 401 for each token kind.
+    nobody = AuthenticatedClient(base_url=base_url, token="no-such-token")
+    tokenless = AuthenticatedClient(
+        base_url=base_url, token="", prefix="", auth_header_name="X-No-Token"
+    )
+    second: CreatedComment = create(
+        CommentCreate(author="Mina", content="Second."), 201, CreatedComment, by=mina
+    )
+    assert second.author_token == created.author_token  # the same author
+    create(CommentCreate(author="Mina", content="First."), 409, Error, detail="Duplicate comment")
+    create(
+        CommentCreate(author="Mina", content="Third."),
         401,
+        Error,
+        by=nobody,
+        detail="Unknown author token",
+    )
+    mine_own: OwnComment = own_view(get_comment.sync_detailed(en, aid, second.id, client=mina))
+    assert mine_own.status == Status.VISIBLE and mine_own.moderation is None
+    expect("getComment", get_comment.sync_detailed(en, aid, second.id, client=nobody), 401, Error)
+    expect(
+        "getCommentHead",
+        get_comment_head.sync_detailed(en, aid, second.id, client=mina),
+        200,
+        None,
+    )
+    expect(
+        "getCommentHead",
+        get_comment_head.sync_detailed(en, aid, second.id, client=nobody),
+        401,
+        None,
+    )
+
+    # Edits: within NEWS_COMMENT_EDIT_SECONDS of the create, by the author only.
+    draft: CreatedComment = create(
+        CommentCreate(author="Mina", content="Draft with a tpyo."), 201, CreatedComment, by=mina
+    )
+
+    def edit(
+        comment_id: str,
+        content: str,
+        by: AuthenticatedClient,
+        status: int,
+        kind: type,
+        detail: str | None = None,
+        on: str = aid,
+    ) -> Any:
+        response = edit_comment.sync_detailed(
+            en, on, comment_id, client=by, body=CommentEdit(content=content)
+        )
+        return expect("editComment", response, status, kind, detail)
+
+    edited: OwnComment = edit(draft.id, "Draft without a typo.", mina, 200, OwnComment)
+    assert edited.content == "Draft without a typo." and edited.status == Status.VISIBLE
+    assert isinstance(edited.edited_at, datetime) and edited.edited_at >= draft.created_at
+    # Rule 2 again: the text of Mina's other comment (inside the window: it is checked first).
+    edit(draft.id, "Second.", mina, 409, Error, "Duplicate comment")
+    edit(draft.id, "Hijacked.", bo, 404, Error, "Comment not found")
+    edit(draft.id, "Hijacked.", nobody, 401, Error, "Unknown author token")
+    edit(draft.id, "Hijacked.", tokenless, 401, Error)
+    edit(draft.id, "   ", mina, 422, ValidationError)
+    edit(draft.id, "x" * 70_000, mina, 413, Error)
+    edit(draft.id, "Elsewhere.", mina, 404, Error, "Article not found", on="no-such-id")
+    edit(draft.id, "Elsewhere.", mina, 410, Error, "Article retracted", on=gone)
+    reread: Comment = expect(
+        "getComment", get_comment.sync_detailed(en, aid, draft.id, client=client), 200, Comment
+    )
+    assert reread.content == "Draft without a typo." and reread.edited_at == edited.edited_at
+
+    # -- per-article settings: premoderation, decisions, closing ------------------------------
+    fr_moderator = AuthenticatedClient(base_url=base_url, token=fr_token)
+    settings: ArticleSettings = expect(
+        "getCommentSettings",
+        get_comment_settings.sync_detailed(en, other, client=client),
+        200,
+        ArticleSettings,
+    )
+    assert settings.mode is None and not settings.closed and settings.closes_at is None
+    expect(
+        "getCommentSettingsHead",
+        get_comment_settings_head.sync_detailed(en, other, client=client),
+        200,
+        None,
+    )
+    expect(
+        "getCommentSettings",
+        get_comment_settings.sync_detailed(en, "no-such-id", client=client),
+        404,
         Error,
     )
     expect(
-        "deleteComment", delete_comment.sync_detailed(en, aid, reply.id, client=admin), 204, None
+        "getCommentSettings",
+        get_comment_settings.sync_detailed(en, gone, client=client),
+        410,
+        Error,
     )
+
+    def put_settings(
+        body: SettingsUpdate,
+        by: AuthenticatedClient,
+        status: int,
+        kind: type,
+        detail: str | None = None,
+        on: str = other,
+    ) -> Any:
+        response = put_comment_settings.sync_detailed(en, on, client=by, body=body)
+        return expect("putCommentSettings", response, status, kind, detail)
+
+    pre: ArticleSettings = put_settings(SettingsUpdate(mode=Mode.PRE), admin, 200, ArticleSettings)
+    assert pre.mode == Mode.PRE and not pre.closed
+    put_settings(
+        SettingsUpdate(closed=True), fr_moderator, 403, Error, "Not a moderator of this language"
+    )
+    put_settings(SettingsUpdate(closed=True), nobody, 401, Error)
+    put_settings(SettingsUpdate(closed=True), tokenless, 401, Error)
+    # The model cannot hold a wrong value; a dict can, and the client sends it as it is.
+    put_settings(SettingsUpdate.from_dict({"closed": "perhaps"}), admin, 422, ValidationError)
+    put_settings(SettingsUpdate(mode=Mode.PRE), admin, 404, Error, "Article not found", "no-id")
+    put_settings(SettingsUpdate(mode=Mode.PRE), admin, 410, Error, "Article retracted", gone)
+    held: CreatedComment = create(
+        CommentCreate(author="Ana", content="Held for a moderator."), 201, CreatedComment, on=other
+    )
+    assert held.status == Status.PENDING and isinstance(held.moderation, Moderation)
+    assert held.moderation.reason == "premoderation" and held.moderation.automated
+    ana = AuthenticatedClient(base_url=base_url, token=held.author_token)
+    expect("getComment", get_comment.sync_detailed(en, other, held.id, client=client), 404, Error)
+    held_own = own_view(get_comment.sync_detailed(en, other, held.id, client=ana))
+    assert held_own.status == Status.PENDING and isinstance(held_own.moderation, StatementOfReasons)
+    assert held_own.moderation.explanation and held_own.moderation.redress
+
+    def queue(
+        name: Queue, by: AuthenticatedClient = admin, status: int = 200, **params: Any
+    ) -> Any:
+        response = moderation_queue.sync_detailed(en, client=by, queue=name, **params)
+        kind = {200: ModerationQueue, 422: ValidationError}.get(status, Error)
+        return expect("moderationQueue", response, status, kind)
+
+    pending: ModerationQueue = queue(Queue.PENDING, order=CommentOrder.NEWEST)
+    assert [c.id for c in pending.items] == [held.id] and pending.total == 1
+    assert isinstance(pending.items[0], ModeratedComment) and pending.items[0].article_title
+    queue(Queue.PENDING, fr_moderator, 403)
+    queue(Queue.PENDING, nobody, 401)
+    queue(Queue.PENDING, tokenless, 401)
+    queue(Queue.PENDING, page=0, status=422)
+    expect(
+        "moderationQueueHead",
+        moderation_queue_head.sync_detailed(en, client=admin, queue=Queue.PENDING),
+        200,
+        None,
+    )
+    expect("moderationQueueHead", moderation_queue_head.sync_detailed(en, client=nobody), 401, None)
+    expect(
+        "moderationQueueHead",
+        moderation_queue_head.sync_detailed(en, client=fr_moderator),
+        403,
+        None,
+    )
+
+    def decide(
+        comment_id: str,
+        decision: Decision,
+        status: int = 200,
+        by: AuthenticatedClient = admin,
+        on: str = aid,
+        detail: str | None = None,
+    ) -> Any:
+        response = decide_comment.sync_detailed(en, on, comment_id, client=by, body=decision)
+        kind = {200: ModeratedComment, 422: ValidationError}.get(status, Error)
+        return expect("decideComment", response, status, kind, detail)
+
+    approve = Decision(action=Action.APPROVE, note="Fine.")
+    approved: ModeratedComment = decide(held.id, approve, on=other)
+    assert approved.status == Status.VISIBLE and isinstance(approved.moderation, ModeratorNote)
+    assert approved.moderation.moderator == "admin" and not approved.moderation.automated
+    featured: ModeratedComment = decide(held.id, Decision(action=Action.FEATURE), on=other)
+    assert featured.featured and featured.status == Status.VISIBLE
+    shown: Comment = expect(
+        "getComment", get_comment.sync_detailed(en, other, held.id, client=client), 200, Comment
+    )
+    assert shown.featured
+    plain: ModeratedComment = decide(held.id, Decision(action=Action.UNFEATURE), on=other)
+    assert not plain.featured and plain.status == Status.VISIBLE
+    decide(held.id, Decision(action=Action.REJECT), 422, on=other)  # a reject needs a reason
+    decide(held.id, approve, 403, fr_moderator, other, "Not a moderator of this language")
+    decide(held.id, approve, 401, nobody, other)
+    decide(held.id, approve, 401, tokenless, other)
+    decide(held.id, Decision(action=Action.APPROVE, note="x" * 70_000), 413, on=other)
+    decide("no-such-comment", approve, 404, detail="Comment not found")
+    closed: ArticleSettings = put_settings(
+        SettingsUpdate(mode=None, closed=True), admin, 200, ArticleSettings
+    )
+    assert closed.closed and closed.mode is None
+    create(
+        CommentCreate(author="Ana", content="Too late."),
+        403,
+        Error,
+        on=other,
+        detail="Comments are closed",
+    )
+
+    # -- reader reports: two clients withhold a comment (NEWS_REPORTS_TO_WITHHOLD=2) -----------
+    # The server trusts 127.0.0.1 as a proxy: X-Forwarded-For names a second client.
+    elsewhere = Client(base_url=base_url, headers={"X-Forwarded-For": "203.0.113.7"})
+
+    def report(
+        comment_id: str,
+        body: ReportCreate,
+        status: int,
+        kind: type,
+        by: Client = client,
+        on: str = aid,
+        detail: str | None = None,
+    ) -> Any:
+        response = report_comment.sync_detailed(en, on, comment_id, client=by, body=body)
+        return expect("reportComment", response, status, kind, detail)
+
+    spam = ReportCreate(reason=ReportReason.SPAM, text="Sells watches.")
+    receipt: ReportReceipt = report(created.id, spam, 202, ReportReceipt)
+    assert receipt.status == "received"
+    report(created.id, spam, 202, ReportReceipt)  # one client's reports count once
+    report(
+        created.id, ReportCreate(reason=ReportReason.SPAM, text="x" * 1001), 422, ValidationError
+    )
+    report(created.id, spam, 404, Error, on="no-such-id", detail="Article not found")
+    report(created.id, spam, 410, Error, on=gone, detail="Article retracted")
+    report("no-such-comment", spam, 404, Error, detail="Comment not found")
+    reported: ModerationQueue = queue(Queue.REPORTED)
+    assert [c.id for c in reported.items] == [created.id]
+    assert reported.items[0].reports.additional_properties == {"spam": 1}
+    report(created.id, ReportCreate(reason=ReportReason.ABUSE), 202, ReportReceipt, elsewhere)
+    expect("getComment", get_comment.sync_detailed(en, aid, created.id, client=client), 404, Error)
+    withheld_own = own_view(get_comment.sync_detailed(en, aid, created.id, client=mina))
+    assert withheld_own.status == Status.WITHHELD and withheld_own.moderation is not None
+    assert withheld_own.moderation.reason == "reports" and withheld_own.moderation.automated
+    expect("getComment", get_comment.sync_detailed(en, aid, created.id, client=bo), 404, Error)
+    report(created.id, spam, 404, Error, detail="Comment not found")  # no longer visible
+    withheld: ModerationQueue = queue(Queue.WITHHELD)
+    assert [c.id for c in withheld.items] == [created.id]
+    assert withheld.items[0].reports.additional_properties == {"spam": 1, "abuse": 1}
+    restored: ModeratedComment = decide(created.id, approve)
+    assert restored.status == Status.VISIBLE and restored.reports.additional_properties == {}
+
+    # -- notices of illegal content, decided with the comment -------------------------------
+    def notify(
+        comment_id: str,
+        body: NoticeCreate,
+        status: int,
+        kind: type,
+        on: str = aid,
+        detail: str | None = None,
+    ) -> Any:
+        response = send_notice.sync_detailed(en, on, comment_id, client=client, body=body)
+        return expect("sendNotice", response, status, kind, detail)
+
+    claim = NoticeCreate(
+        explanation="It publishes a private address.",
+        good_faith=True,
+        law="GDPR art. 6",
+        notifier_name="A. Reader",
+        notifier_email="reader@example.org",
+    )
+    filed: NoticeReceipt = notify(second.id, claim, 201, NoticeReceipt)
+    assert filed.status == "received" and filed.comment_id == second.id
+    notify(second.id, NoticeCreate(explanation="Bad.", good_faith=False), 422, ValidationError)
+    notify(second.id, claim, 404, Error, on="no-such-id", detail="Article not found")
+    notify(second.id, claim, 410, Error, on=gone, detail="Article retracted")
+    notify("no-such-comment", claim, 404, Error, detail="Comment not found")
+    notifier = AuthenticatedClient(base_url=base_url, token=filed.access_token)
+    state: NoticeState = expect(
+        "getNotice", get_notice.sync_detailed(filed.id, client=notifier), 200, NoticeState
+    )
+    assert state.status == NoticeStateStatus.RECEIVED and state.decision is None
+    expect("getNoticeHead", get_notice_head.sync_detailed(filed.id, client=notifier), 200, None)
+    expect("getNotice", get_notice.sync_detailed(filed.id, client=tokenless), 401, Error)
+    expect("getNoticeHead", get_notice_head.sync_detailed(filed.id, client=tokenless), 401, None)
+    # The notice's token only: another one (a moderator's too) finds nothing.
+    expect("getNotice", get_notice.sync_detailed(filed.id, client=admin), 404, Error)
+    expect("getNoticeHead", get_notice_head.sync_detailed(filed.id, client=nobody), 404, None)
+    noticed: ModerationQueue = queue(Queue.NOTICES)
+    assert [c.id for c in noticed.items] == [second.id]
+    assert [n.id for n in noticed.items[0].notices] == [filed.id]
+    assert noticed.items[0].notices[0].notifier_email == "reader@example.org"
+    illegal = Decision(
+        action=Action.REJECT,
+        reason=RejectReason.ILLEGAL_CONTENT,
+        explanation="Personal data of a third person.",
+        notice_id=filed.id,
+        notice_outcome=NoticeOutcome.ILLEGAL,
+        grounds="GDPR art. 6",
+    )
+    decide(second.id, Decision(action=Action.APPROVE, notice_id=filed.id), 422)
+    removed: ModeratedComment = decide(second.id, illegal)
+    assert removed.status == Status.REJECTED and removed.notices[0].status == "decided"
+    decided: NoticeState = expect(
+        "getNotice", get_notice.sync_detailed(filed.id, client=notifier), 200, NoticeState
+    )
+    assert decided.status == NoticeStateStatus.DECIDED and decided.decided_at is not None
+    assert isinstance(decided.decision, NoticeDecision)
+    assert decided.decision.outcome == NoticeOutcome.ILLEGAL and decided.decision.redress
+    assert decided.decision.grounds == "GDPR art. 6" and not decided.decision.automated
+    reasons = own_view(get_comment.sync_detailed(en, aid, second.id, client=mina))
+    assert reasons.status == Status.REJECTED and isinstance(reasons.moderation, StatementOfReasons)
+    assert reasons.moderation.explanation == "Personal data of a third person."
+    assert reasons.moderation.reason == "illegal_content" and not reasons.moderation.automated
+    edit(second.id, "Second, again.", mina, 409, Error, "Comment cannot be edited")
+    rejected: ModerationQueue = queue(Queue.REJECTED)
+    assert [c.id for c in rejected.items] == [second.id]
+
+    # Erasing: the author or a moderator of the language; nobody else.
+    def erase(comment_id: str, by: AuthenticatedClient, status: int, kind: type | None) -> None:
+        response = delete_comment.sync_detailed(en, aid, comment_id, client=by)
+        expect("deleteComment", response, status, kind)
+
+    erase(second.id, bo, 404, Error)
+    erase(second.id, fr_moderator, 403, Error)
+    erase(second.id, nobody, 401, Error)
+    erase(second.id, tokenless, 401, Error)
+    erase(second.id, mina, 204, None)
+    erase(reply.id, admin, 204, None)
     expect("getComment", get_comment.sync_detailed(en, aid, reply.id, client=client), 404, Error)
+    notify(second.id, claim, 404, Error, detail="Comment not found")  # erased
+    decide(second.id, approve, 404, detail="Comment not found")
+
+    # Reports and notices share one rate limit per client: report until it answers 429.
+    for _ in range(50):
+        answer = report_comment.sync_detailed(
+            en, aid, draft.id, client=client, body=ReportCreate(reason=ReportReason.OTHER)
+        )
+        if answer.status_code == HTTPStatus.TOO_MANY_REQUESTS:
+            expect("reportComment", answer, 429, Error)
+            assert int(answer.headers["retry-after"]) > 0
+            break
+        expect("reportComment", answer, 202, ReportReceipt)
+    else:
+        raise AssertionError("no 429 after 50 reports")
+    flooded = notify(draft.id, claim, 429, Error)
+    assert "Too many reports and notices" in flooded.detail
+
+    # -- the log and the transparency figures -------------------------------------------------
+    def read_log(by: AuthenticatedClient, status: int, kind: type, **params: Any) -> Any:
+        response = moderation_log.sync_detailed(en, client=by, **params)
+        return expect("moderationLog", response, status, kind)
+
+    entries: LogPage = read_log(admin, 200, LogPage, limit=500)
+    assert all(isinstance(e, LogEntry) for e in entries.items)
+    assert [e.id for e in entries.items] == sorted(e.id for e in entries.items)
+    assert entries.next_ == entries.items[-1].id
+    assert {str(e.action) for e in entries.items} == {
+        "create",
+        "edit",
+        "reports",
+        "approve",
+        "reject",
+        "feature",
+        "erase",
+        "unfeature",
+    }
+    settled = [e for e in entries.items if e.notice_id == filed.id]
+    assert len(settled) == 1 and settled[0].to == Status.REJECTED
+    assert settled[0].from_ == Status.VISIBLE and settled[0].moderator == "admin"
+    first_create = next(e for e in entries.items if str(e.action) == "create")
+    assert first_create.from_ is None and first_create.automated and first_create.moderator is None
+    following: LogPage = read_log(admin, 200, LogPage, after=entries.next_)
+    assert following.items == [] and following.next_ == entries.next_
+    read_log(admin, 422, ValidationError, limit=0)
+    read_log(fr_moderator, 403, Error)
+    read_log(nobody, 401, Error)
+    read_log(tokenless, 401, Error)
+    expect("moderationLogHead", moderation_log_head.sync_detailed(en, client=admin), 200, None)
+    expect("moderationLogHead", moderation_log_head.sync_detailed(en, client=nobody), 401, None)
+    expect(
+        "moderationLogHead",
+        moderation_log_head.sync_detailed(en, client=fr_moderator),
+        403,
+        None,
+    )
+
+    def figures(by: AuthenticatedClient, status: int, kind: type, **params: Any) -> Any:
+        response = moderation_transparency.sync_detailed(client=by, **params)
+        return expect("moderationTransparency", response, status, kind)
+
+    report_card: Transparency = figures(admin, 200, Transparency)
+    assert report_card.notices.received == 1 and report_card.notices.decided_illegal == 1
+    assert report_card.notices.undecided == 0
+    assert report_card.notices.median_hours_to_decision is not None
+    assert report_card.removals.additional_properties == {"illegal_content": 1}
+    assert report_card.human_removals == 1 and report_card.automated_removals == 0
+    assert report_card.reports.additional_properties["spam"] == 1
+    today = datetime.now(UTC).date()
+    ranged: Transparency = figures(admin, 200, Transparency, from_=today, to=today)
+    assert ranged.notices.received == 1 and ranged.from_ and ranged.to
+    # Counts over the caller's languages: the French moderator sees none of these.
+    french: Transparency = figures(fr_moderator, 200, Transparency)
+    assert french.notices.received == 0 and french.reports.additional_properties == {}
+    figures(admin, 422, ValidationError, from_=today, to=date(2000, 1, 1))
+    figures(nobody, 401, Error)
+    figures(tokenless, 401, Error)
+    expect(
+        "moderationTransparencyHead",
+        moderation_transparency_head.sync_detailed(client=admin),
+        200,
+        None,
+    )
+    expect(
+        "moderationTransparencyHead",
+        moderation_transparency_head.sync_detailed(client=nobody),
+        401,
+        None,
+    )
+
+    # -- one's own comments: export and erasure -----------------------------------------------
+    export: OwnComments = expect(
+        "myComments", my_comments.sync_detailed(client=mina), 200, OwnComments
+    )
+    assert [(c.id, c.status) for c in export.items] == [
+        (created.id, Status.VISIBLE),
+        (draft.id, Status.VISIBLE),
+    ]
+    expect("myCommentsHead", my_comments_head.sync_detailed(client=mina), 200, None)
+    expect("myComments", my_comments.sync_detailed(client=nobody), 401, Error)
+    expect("myComments", my_comments.sync_detailed(client=tokenless), 401, Error)
+    expect("myCommentsHead", my_comments_head.sync_detailed(client=tokenless), 401, None)
+    expect("eraseMyComments", erase_my_comments.sync_detailed(client=nobody), 401, Error)
+    expect("eraseMyComments", erase_my_comments.sync_detailed(client=tokenless), 401, Error)
+    expect("eraseMyComments", erase_my_comments.sync_detailed(client=ana), 204, None)
+    emptied: OwnComments = expect(
+        "myComments", my_comments.sync_detailed(client=ana), 200, OwnComments
+    )
+    assert emptied.items == []
+    expect("getComment", get_comment.sync_detailed(en, other, held.id, client=client), 404, Error)
 
     # The rate limit (a few per hour in this server): create until it answers 429.
     for n in range(50):
@@ -466,9 +999,14 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
             expect("createComment", response, 429, Error)
             assert int(response.headers["retry-after"]) > 0
             break
-        expect("createComment", response, 201, Comment)
+        expect("createComment", response, 201, CreatedComment)
     else:
         raise AssertionError("no 429 after 50 comments")
+
+    # Past the edit window (NEWS_COMMENT_EDIT_SECONDS): 409.
+    closes = draft.created_at + timedelta(seconds=edit_seconds + 0.5)
+    time.sleep(max(0.0, (closes - datetime.now(UTC)).total_seconds()))
+    edit(draft.id, "Too late.", mina, 409, Error, "Edit window closed")
 
     # -- operations, and a comment store that does not answer (503) --------------------------
     expect("health", health.sync_detailed(client=client), 200, Health)
@@ -486,10 +1024,24 @@ def main(base_url: str, broken_url: str, admin_token: str) -> int:
     expect("ready", ready.sync_detailed(client=broken), 503, Error)
     expect("readyHead", ready_head.sync_detailed(client=broken), 503, None)
     expect("countComments", count_comments.sync_detailed(en, aid, client=broken), 503, Error)
+    # A moderator's and an author's call: the store's outage is a 503 (an author's token is
+    # read with a key the store keeps, so even its check needs the store).
+    down = AuthenticatedClient(base_url=broken_url, token=admin_token)
+    down_author = AuthenticatedClient(base_url=broken_url, token=created.author_token)
+    unavailable = "Comment store unavailable"
+    expect("myComments", my_comments.sync_detailed(client=down_author), 503, Error, unavailable)
+    expect(
+        "moderationQueue",
+        moderation_queue.sync_detailed(en, client=down),
+        503,
+        Error,
+        unavailable,
+    )
 
     print("COVERED " + json.dumps({"operations": sorted(operations), "errors": sorted(errors)}))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:4]))
+    base_url, broken_url, admin_token, fr_token, edit_seconds = sys.argv[1:6]
+    sys.exit(main(base_url, broken_url, admin_token, fr_token, int(edit_seconds)))

@@ -130,3 +130,30 @@ def test_cache_max_age_reaches_responses(tmp_path: Path) -> None:
 def test_pool_size_must_be_a_positive_integer(raw: str) -> None:
     with pytest.raises(ConfigError, match="NEWS_PG_POOL_SIZE"):
         Settings.from_env({"NEWS_PG_POOL_SIZE": raw})
+
+
+def test_the_response_cache_budget_and_the_deprecated_whole_page_budget(
+    tmp_path: Path, bundle: tuple[Path, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """One cache of finished responses (docs/operations.md): NEWS_RESPONSE_CACHE_BYTES is its
+    budget; NEWS_WHOLE_PAGE_CACHE_BYTES, whose cache was merged into it, still counts (added
+    to it) and is reported as deprecated."""
+    from app.response_cache import App
+    from app.wsgi import create_app
+
+    assert Settings.from_env({}).answer_cache_bytes == 128 << 20
+    assert Settings.from_env({"NEWS_RESPONSE_CACHE_BYTES": "0"}).answer_cache_bytes == 0
+    both = Settings.from_env(
+        {"NEWS_RESPONSE_CACHE_BYTES": "1000", "NEWS_WHOLE_PAGE_CACHE_BYTES": "24"}
+    )
+    assert both.answer_cache_bytes == 1024
+    with pytest.raises(ConfigError, match="NEWS_WHOLE_PAGE_CACHE_BYTES"):
+        Settings.from_env({"NEWS_WHOLE_PAGE_CACHE_BYTES": "-1"})
+    served, dsn = bundle[0], f"sqlite:///{tmp_path}/c.sqlite3"
+    with caplog.at_level("WARNING", logger="app"):
+        app = create_app(Settings(bundle_dir=served, comments_dsn=dsn, whole_page_cache_bytes=24))
+    assert "NEWS_WHOLE_PAGE_CACHE_BYTES is deprecated" in caplog.text
+    assert isinstance(app, App) and app._response_cache is not None
+    caplog.clear()
+    off = create_app(Settings(bundle_dir=served, comments_dsn=dsn, response_cache_bytes=0))
+    assert isinstance(off, App) and off._response_cache is None and not caplog.text

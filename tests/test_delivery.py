@@ -60,7 +60,7 @@ def assert_codings_match(client: TestClient, path: str, query: str | None = None
         assert r.headers["surrogate-key"] == identity.headers["surrogate-key"]
         # Every coding everywhere (docs/api.md §8): no endpoint falls back to identity.
         assert sent == coding, (path, query, coding)
-        # Composed from pieces, or (a page asked for before, or any br page) compressed whole.
+        # Composed from pieces (one article), or compressed whole (a page, in every coding).
         assert r.headers["etag"] in (
             f'{etag[:-1]}-{coding}.{CODEC_ID}"',
             f'{etag[:-1]}-{coding}.w{WHOLE_CODEC_ID}"',

@@ -17,7 +17,7 @@ from prometheus_client import REGISTRY, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.metrics import Metrics
-from app.response_cache import App, ResponseCache, mark_repeatable
+from app.response_cache import App, ResponseCache
 from tests.server import Server
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -103,14 +103,13 @@ class _Store:
 
 
 class _Sized:
-    """A repeatable answer of `size` bytes; counts the requests that reach it."""
+    """An answer of `size` bytes, kept (its route's rule); counts the requests that reach it."""
 
     calls = 0
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, size: int) -> None:
         self.calls += 1
         resp.data = b"x" * size
-        mark_repeatable(req)
 
     on_head = on_get
 
@@ -126,6 +125,7 @@ def test_every_answer_of_the_response_cache_is_counted_and_timed() -> None:
     sized = _Sized()
     route = "/counted/{size:int}"
     app.add_route(route, sized)
+    app.keep_answers(sized, True)
     client = TestClient(app)
     metrics.flush()
     before = parse(generate_latest(REGISTRY).decode())

@@ -9,6 +9,7 @@ npm ci); the generated client lives in a temporary directory and is never commit
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -24,7 +25,11 @@ from tests.http_support import exchange
 from tests.reliability.harness import ADMIN_TOKEN, BIN, Server, build_sample_bundle
 
 REDOCLY = PROJECT_ROOT / "node_modules" / ".bin" / "redocly"
+REDOCLY_CONFIG = PROJECT_ROOT / "redocly.yaml"
 SMOKE = Path(__file__).with_name("client_smoke.py")
+# A moderator of French only, beside ADMIN_TOKEN (the moderator `admin` of every language).
+FR_MODERATOR_TOKEN = "smoke-fr-moderator-3b9d"
+EDIT_SECONDS = 5
 # No telemetry, no update check: CI reaches only the package registries.
 NODE_ENV = {**os.environ, "REDOCLY_TELEMETRY": "off", "REDOCLY_SUPPRESS_UPDATE_NOTICE": "true"}
 
@@ -34,7 +39,7 @@ def redocly_lint(document: dict[str, Any], tmp_path: Path) -> subprocess.Complet
     path = tmp_path / "openapi.json"
     path.write_text(json.dumps(document, ensure_ascii=False))
     return subprocess.run(
-        [str(REDOCLY), "lint", "--extends", "recommended", "--format", "stylish", str(path)],
+        [str(REDOCLY), "lint", "--config", str(REDOCLY_CONFIG), "--format", "stylish", str(path)],
         capture_output=True,
         text=True,
         env=NODE_ENV,
@@ -66,7 +71,19 @@ def test_generated_client_calls_every_operation(tmp_path_factory: pytest.TempPat
     tmp = tmp_path_factory.mktemp("client")
     sample_bundle = tmp / "bundle"
     build_sample_bundle(sample_bundle)
-    limited = {"NEWS_COMMENT_RATE_LIMIT": "8/3600"}
+    moderators = tmp / "moderators"
+    digest = hashlib.sha256(FR_MODERATOR_TOKEN.encode()).hexdigest()
+    moderators.write_text(f"smoke-fr fr {digest}\n")
+    # What tests/client_smoke.py runs into: rate limits it reaches within a run, a short edit
+    # window, a second reporting client named by X-Forwarded-For, two moderators.
+    limited = {
+        "NEWS_COMMENT_RATE_LIMIT": "12/3600",
+        "NEWS_REPORT_RATE_LIMIT": "6/3600",
+        "NEWS_COMMENT_EDIT_SECONDS": str(EDIT_SECONDS),
+        "NEWS_TRUSTED_PROXIES": "127.0.0.1",
+        "NEWS_REPORTS_TO_WITHHOLD": "2",
+        "NEWS_MODERATORS": str(moderators),
+    }
     with (
         Server(tmp / "server", sample_bundle, env=limited) as server,
         Server(tmp / "broken", sample_bundle, dsn="postgresql://127.0.0.1:1/none") as broken,
@@ -113,7 +130,15 @@ def test_generated_client_calls_every_operation(tmp_path_factory: pytest.TempPat
         )
         assert typed.returncode == 0, typed.stdout + typed.stderr
         run = subprocess.run(
-            [str(BIN / "python"), str(SMOKE), server.base_url, broken.base_url, ADMIN_TOKEN],
+            [
+                str(BIN / "python"),
+                str(SMOKE),
+                server.base_url,
+                broken.base_url,
+                ADMIN_TOKEN,
+                FR_MODERATOR_TOKEN,
+                str(EDIT_SECONDS),
+            ],
             capture_output=True,
             text=True,
             env=env,

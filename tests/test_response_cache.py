@@ -1,5 +1,5 @@
-"""Answers that repeat (app/response_cache.py): the same bytes as the whole way, bounded, and
-never across bundles or the clock.
+"""Answers that repeat (app/response_cache.py, on app/bounded.py): the same bytes as the whole
+way, bounded, kept as the route declares, and never across bundles or the clock.
 
 Oracle: the same app without the cache (NEWS_RESPONSE_CACHE_BYTES=0), sent the same request
 sequence; every status, header and body must be identical.
@@ -18,10 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.bounded import Bounded
 from app.build.builder import build
 from app.config import Settings
 from app.languages import LANGUAGES
-from app.response_cache import App, ResponseCache, mark_repeatable
+from app.response_cache import App, ResponseCache
 from app.wsgi import create_app
 from tests.helpers import article_path, good, write_jsonl
 
@@ -160,7 +161,7 @@ def test_a_new_bundle_is_never_answered_from_the_old_one(tmp_path: Path) -> None
 
 
 class _Fixed:
-    """A resource whose answer is repeatable and `size` bytes long."""
+    """An answer `size` bytes long; counts the requests that reach it."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -169,7 +170,10 @@ class _Fixed:
         self.calls += 1
         resp.data = b"x" * size
         resp.set_header("ETag", f'"{size}"')
-        mark_repeatable(req)
+        if size == 404:
+            raise falcon.HTTPNotFound()
+
+    on_head = on_get
 
 
 class _Store:
@@ -180,18 +184,23 @@ class _Store:
         return self.bundle
 
 
-def test_the_cache_stays_within_its_bounds() -> None:
-    store = _Store()
-    cache = ResponseCache(store, max_bytes=16_000, max_entries=8)  # type: ignore[arg-type]
+def _fixed_app(cache: ResponseCache, keep: bool = True) -> tuple[falcon.testing.TestClient, _Fixed]:
     app = App(cache)
     fixed = _Fixed()
     app.add_route("/fixed/{size:int}", fixed)
-    client = falcon.testing.TestClient(app)
+    app.keep_answers(fixed, keep)
+    return falcon.testing.TestClient(app), fixed
+
+
+def test_the_cache_stays_within_its_bounds() -> None:
+    store = _Store()
+    cache = ResponseCache(store, max_bytes=16_000, max_entries=8)  # type: ignore[arg-type]
+    client, fixed = _fixed_app(cache)
     sizes = [100, 900, 1000, 999, 50, 1000, 2000, 10, 20, 30, 40, 1000, 100, 900]
     for size in sizes * 3:
         result = client.simulate_get(f"/fixed/{size}")
         assert result.content == b"x" * size and result.headers["etag"] == f'"{size}"'
-        assert cache.size <= 16_000 and len(cache._entries) <= 8
+        assert cache.size <= 16_000 and len(cache) <= 8
     # A body over a sixteenth of the budget is never kept: every request reaches it.
     before = fixed.calls
     for _ in range(3):
@@ -204,10 +213,67 @@ def test_the_cache_stays_within_its_bounds() -> None:
     assert cache.size >= 7
     before = fixed.calls
     client.simulate_get("/fixed/7")
-    assert fixed.calls == before
+    for _ in range(3):
+        client.simulate_head("/fixed/7")
+    assert fixed.calls == before + 2  # the HEAD is its own answer, kept as well
     store.bundle = object()
     client.simulate_get("/fixed/7")
+    assert fixed.calls == before + 3
+    # Least recently used out first: an answer asked again outlives those asked since.
+    for size in (1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8):
+        client.simulate_get(f"/fixed/{size}")
+    client.simulate_get("/fixed/1")
+    for _ in range(2):
+        client.simulate_get("/fixed/9")  # kept: evicts 2, the least recently used
+    before = fixed.calls
+    client.simulate_get("/fixed/1")
+    assert fixed.calls == before
+    client.simulate_get("/fixed/2")
     assert fixed.calls == before + 1
+
+
+def test_answers_seen_once_are_bounded() -> None:
+    cache = ResponseCache(_Store(), max_bytes=16_000, max_entries=2)  # type: ignore[arg-type]
+    client, _ = _fixed_app(cache)
+    for size in range(1, 30):
+        client.simulate_get(f"/fixed/{size}")
+        assert len(cache._seen) <= 8 and len(cache) == 0
+
+
+def test_only_what_the_route_declares_is_kept() -> None:
+    store = _Store()
+    for keep in (True, False):
+        cache = ResponseCache(store, max_bytes=16_000)  # type: ignore[arg-type]
+        client, fixed = _fixed_app(cache, keep)
+        for _ in range(3):
+            client.simulate_get("/fixed/5")
+            client.simulate_get("/fixed/404")  # an error is never kept
+        assert fixed.calls == (5 if keep else 6)  # kept from the second answer
+        assert len(cache) == (1 if keep else 0)
+
+
+def test_the_sitemap_route_keeps_the_language_pages_not_the_news() -> None:
+    from app.routes import ROUTES
+
+    (sitemaps,) = [route for route in ROUTES if route.path == "/sitemaps/{sitemap}.xml"]
+    rule = sitemaps.keeps
+    assert callable(rule) and rule({"sitemap": "en"}) and not rule({"sitemap": "news"})
+    kept = {route.path for route in ROUTES if route.keeps is not False}
+    assert kept == {route.path for route in ROUTES if route.cache == "public"}
+
+
+def test_the_block_is_bounded_least_recently_used_first() -> None:
+    block: Bounded[str, bytes] = Bounded(max_bytes=4000, max_entries=100, share=4)
+    for i in range(20):
+        assert block.put(f"k{i}", b"x" * 500, 500)
+        assert block.size <= 4000 and len(block) <= 8
+    assert block.get("k12") is not None  # the oldest still kept: now the most recent
+    block.put("new", b"y" * 500, 500)
+    assert "k12" in block and "k13" not in block
+    assert not block.put("big", b"z" * 1001, 1001)  # over a quarter of the budget
+    assert "big" not in block
+    block.clear()
+    assert block.size == 0 and len(block) == 0
 
 
 def test_the_news_sitemap_follows_the_clock(

@@ -27,6 +27,7 @@ FIELDS = {
     "language": "ko",
     "article_id": quote(KO_ID, safe=""),
     "comment_id": "01JD5Z3N8Q6V2K4M7R9T0W1X2Y",
+    "notice_id": "01JD5Z3N8Q6V2K4M7R9T0W1X2Z",
     "sitemap": "ko",
     "asset": "init.js",
 }
@@ -45,7 +46,8 @@ def _methods(route: Route) -> Iterator[str]:
 
 
 def _ask(client: TestClient, method: str, path: str, **kwargs: Any) -> Result:
-    return client.simulate_request(method, path, json={} if method == "POST" else None, **kwargs)
+    body = {} if method in ("POST", "PUT", "PATCH") else None
+    return client.simulate_request(method, path, json=body, **kwargs)
 
 
 LANGUAGE_ROUTES = [r for r in ROUTES if "{language}" in r.path]
@@ -54,7 +56,8 @@ LANGUAGE_ROUTES = [r for r in ROUTES if "{language}" in r.path]
 def test_the_table_has_language_routes_of_every_kind() -> None:
     # The property below is worth something only over routes of every policy and method.
     assert {r.cache for r in LANGUAGE_ROUTES} == {"public", "no-store"}
-    assert {m for r in LANGUAGE_ROUTES for m in _methods(r)} == {"GET", "HEAD", "POST", "DELETE"}
+    methods = {m for r in LANGUAGE_ROUTES for m in _methods(r)}
+    assert methods == {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
 
 
 @pytest.mark.parametrize("route", LANGUAGE_ROUTES, ids=lambda r: r.path)
@@ -101,13 +104,15 @@ def test_public_routes_validate_and_cache(client: TestClient, route: Route) -> N
     assert again.headers["ETag"] == etag
 
 
-def test_only_admin_operations_ask_for_the_token(client: TestClient) -> None:
-    admin = [(r, op) for r in ROUTES for op in r.operations if op.admin]
-    assert admin, "the table declares no admin operation"
-    for route, op in admin:
-        result = client.simulate_request(op.method.upper(), _path(route))
-        assert result.status_code == 401
+def test_operations_that_need_a_token_ask_for_it(client: TestClient) -> None:
+    # Right after the language: an empty body would be a 422, an unknown id a 404.
+    needing = [(r, op) for r in ROUTES for op in r.operations if op.auth not in (None, "author?")]
+    assert {op.auth for _, op in needing} == {"moderator", "author", "notice", "moderator|author"}
+    for route, op in needing:
+        result = _ask(client, op.method.upper(), _path(route))
+        assert result.status_code == 401, route.path
         assert result.headers["WWW-Authenticate"] == 'Bearer realm="comments"'
+        assert result.headers["Cache-Control"] == "no-store"
 
 
 # The mechanism itself, on a table of its own.
@@ -129,8 +134,8 @@ class Deletable(Plain):
         resp.status = 204
 
 
-def _op(method: str = "get", admin: bool = False) -> Operation:
-    return Operation(f"op{method}", TEXTS, None, method, admin=admin)
+def _op(method: str = "get") -> Operation:
+    return Operation(f"op{method}", TEXTS, None, method)
 
 
 def _client(*routes: Route, token: str | None = "secret") -> TestClient:
@@ -156,23 +161,6 @@ def test_the_language_check_comes_from_the_path() -> None:
     assert client.simulate_get("/x/fr/1").json == "fr,1"
     refused = client.simulate_get("/x/zz/1")
     assert refused.status_code == 400 and refused.json == {"detail": "Unsupported language: zz"}
-
-
-def test_admin_comes_from_the_operation() -> None:
-    operations = (_op(), _op("delete", admin=True))
-    route = Route("/c", lambda s: Deletable(), "t", operations, cache=None)
-    client = _client(route)
-    assert client.simulate_get("/c").status_code == 200  # not admin: no token asked
-    assert client.simulate_delete("/c").status_code == 401
-    wrong = client.simulate_delete("/c", headers={"Authorization": "Bearer nope"})
-    assert wrong.json == {"detail": "Invalid or missing admin token"}
-    right = client.simulate_delete("/c", headers={"Authorization": "Bearer secret"})
-    assert right.status_code == 204
-    disabled = _client(route, token=None).simulate_delete(
-        "/c", headers={"Authorization": "Bearer secret"}
-    )
-    assert disabled.status_code == 401
-    assert disabled.json["detail"].startswith("Comment deletion is disabled")
 
 
 def test_public_routes_get_the_apps_policy() -> None:

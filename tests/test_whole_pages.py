@@ -26,7 +26,7 @@ from app.compression import BR, CODEC_ID, GZIP, ZSTD
 from app.config import Settings
 from app.languages import LANGUAGES
 from app.timestamps import parse_timestamp
-from app.whole_pages import WHOLE_CODEC_ID, WholePages, compress
+from app.whole_pages import WHOLE_CODEC_ID, compress
 from app.wsgi import create_app
 from tests.helpers import good, write_jsonl
 from tests.http_support import decode_body
@@ -88,63 +88,28 @@ def test_a_repeated_page_is_within_the_bound_of_whole_page_compression(
         assert decode_body(coding, r.content) == body
     tag = identity.headers["etag"][:-1]
     whole = f'{tag}-{coding}.w{WHOLE_CODEC_ID}"'
-    assert second.headers["etag"] == whole
-    assert second.content == compress(coding, body)
+    # Whole from the first answer on: one representation per page and coding.
+    for r in (first, second):
+        assert r.headers["etag"] == whole
+        assert r.content == compress(coding, body)
     if len(body) > 2000:  # tiny pages: framing, not text
         assert len(second.content) <= BOUND * REFERENCE[coding](body), (path, coding)
-    # br has no pieces; gzip and zstd go out composed until the page repeats.
-    if coding == BR:
-        assert first.content == second.content
-    else:
-        assert first.headers["etag"] in (f'{tag}-{coding}.{CODEC_ID}"', whole)
 
 
-def test_first_request_is_composed_then_whole(sample: falcon.testing.TestClient) -> None:
+def test_the_first_request_is_whole_and_smaller_than_the_pieces(
+    sample: falcon.testing.TestClient,
+) -> None:
     path = "/api/v1/ja/articles?page_size=17"
     first = get(sample, path, **{"Accept-Encoding": "gzip, deflate, br, zstd"})
-    second = get(sample, path, **{"Accept-Encoding": "gzip, deflate, br, zstd"})
-    assert first.headers["content-encoding"] == second.headers["content-encoding"] == ZSTD
-    assert first.headers["etag"].endswith(f'-zstd.{CODEC_ID}"')
-    assert second.headers["etag"].endswith(f'-zstd.w{WHOLE_CODEC_ID}"')
-    assert len(second.content) < len(first.content)
-    # The whole page's tag validates; the composed one no longer does (the client upgrades).
-    tag = second.headers["etag"]
+    assert first.headers["content-encoding"] == ZSTD
+    assert first.headers["etag"].endswith(f'-zstd.w{WHOLE_CODEC_ID}"')
+    # The same page composed from the build's pieces (what a first answer used to be).
+    tag = first.headers["etag"]
     again = get(sample, path, **{"Accept-Encoding": "zstd", "If-None-Match": tag})
     assert again.status_code == 304 and again.headers["etag"] == tag
-    stale = get(sample, path, **{"Accept-Encoding": "zstd", "If-None-Match": first.headers["etag"]})
-    assert stale.status_code == 200
-
-
-def test_the_cache_is_bounded_and_emptied_by_a_new_bundle() -> None:
-    pages = WholePages(max_bytes=4000)
-    bodies = [(f'"p{i}"', bytes(range(256)) * (i + 4)) for i in range(20)]
-    for etag, body in bodies:
-        assert not pages.repeated("b1", etag)
-        assert pages.repeated("b1", etag)
-        kept = pages.get("b1", etag, ZSTD, lambda b=body: b)
-        assert zstandard.ZstdDecompressor().decompress(kept) == body
-        assert pages.size <= 4000
-    before = pages.compressed
-
-    def never() -> bytes:
-        raise AssertionError("a kept page is not assembled again")
-
-    pages.get("b1", bodies[-1][0], ZSTD, never)
-    assert pages.compressed == before  # the newest is still kept
-    pages.get("b1", bodies[0][0], ZSTD, lambda: bodies[0][1])
-    assert pages.compressed == before + 1  # the oldest was evicted
-    assert not pages.repeated("b2", bodies[-1][0])  # another bundle: nothing seen, nothing kept
-    assert pages.size == 0
-    big = WholePages(max_bytes=100)
-    big.get("b", '"x"', BR, lambda: bytes(range(256)) * 8)  # over a quarter of the budget: not kept
-    assert big.size == 0
-
-
-def test_seen_pages_are_bounded() -> None:
-    pages = WholePages(max_seen=10)
-    for i in range(25):
-        pages.repeated("b", f'"{i}"')
-    assert len(pages._seen) <= 10
+    composed = tag.replace(f".w{WHOLE_CODEC_ID}", f".{CODEC_ID}")
+    other = get(sample, path, **{"Accept-Encoding": "zstd", "If-None-Match": composed})
+    assert other.status_code == 200 and other.content == first.content
 
 
 def _updated(item: dict[str, str]) -> datetime:

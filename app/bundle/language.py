@@ -235,6 +235,10 @@ class LanguageData:
         """The gid of the article with this id, or None."""
         return self._ids.get(article_id)
 
+    def record_by_gid(self, gid: int) -> memoryview:
+        segment, local = self._segment(gid)
+        return segment.record(local)
+
     def etag_by_gid(self, gid: int) -> str:
         segment, local = self._segment(gid)
         return segment.etags[local * fmt.ETAG_BYTES : (local + 1) * fmt.ETAG_BYTES].hex()

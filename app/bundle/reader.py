@@ -109,6 +109,13 @@ class Bundle:
         data = self.languages.get(language)
         return data is not None and data.find(article_id) is not None
 
+    def article_json(self, language: str, article_id: str) -> memoryview | None:
+        """The Article JSON of a served article (comment moderation reads its title and
+        publication time), or None."""
+        data = self.languages.get(language)
+        gid = None if data is None else data.find(article_id)
+        return None if data is None or gid is None else data.record_by_gid(gid)
+
     def is_retracted(self, language: str, article_id: str) -> bool:
         data = self.languages.get(language)
         return data is not None and article_id in data.retracted

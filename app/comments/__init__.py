@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from app.comments.model import CommentStore, StoreUnavailable
-from app.comments.resources import Context
+from app.comments.auth import ArticleFacts, ArticleLookup, Context
+from app.comments.model import StoreUnavailable
+from app.comments.sql import SQLStore
 from app.config import ConfigError, Settings
 
-__all__ = ["CommentService", "create_comment_service", "open_store"]
+__all__ = ["ArticleFacts", "CommentService", "CommentStore", "create_comment_service", "open_store"]
+
+CommentStore = SQLStore
 
 
 class CommentService:
@@ -24,10 +27,11 @@ class CommentService:
         store: CommentStore,
         article_exists: Callable[[str, str], bool],
         article_retracted: Callable[[str, str], bool] | None = None,
+        article_facts: ArticleLookup | None = None,
     ) -> None:
         self.store = store
         # What every comment resource is made with (app/routes.py declares them).
-        self.context = Context(settings, store, article_exists, article_retracted)
+        self.context = Context(settings, store, article_exists, article_retracted, article_facts)
 
     def ready_problem(self) -> str | None:
         try:
@@ -60,10 +64,12 @@ def create_comment_service(
     settings: Settings,
     article_exists: Callable[[str, str], bool],
     article_retracted: Callable[[str, str], bool] | None = None,
+    article_facts: ArticleLookup | None = None,
 ) -> CommentService:
     return CommentService(
         settings,
         open_store(settings.comments_dsn, settings.pg_pool_size),
         article_exists,
         article_retracted,
+        article_facts,
     )

@@ -7,13 +7,29 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from datetime import datetime
+from typing import Literal
 
+from app.comments.wire import NoticeBrief
 from app.models import Comment, CommentOrder
 
 Order = CommentOrder
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+Verdict = Literal["banned", "suspect"]
+
+
+@dataclass(frozen=True, slots=True)
+class Screening:
+    """What the create and edit rules (docs/moderation.md, "Rules") take from the text and
+    the article, decided before the store is asked."""
+
+    verdict: Verdict | None  # a banned or suspect term in the author or the content
+    has_link: bool
+    default_mode: str  # NEWS_MODERATION_MODE; an article's own setting overrides it
+    closed_by_age: bool = False  # NEWS_COMMENTS_CLOSE_AFTER_DAYS has passed
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +45,30 @@ class NewComment:
     # Fingerprint of the normalised fields, to tell a retry from a different
     # request that reuses an Idempotency-Key.
     request_hash: str
+    author_id: str | None = None  # the author who sent their token; None: a new author
+    screening: Screening = Screening(None, False, "post")
+
+
+@dataclass(frozen=True, slots=True)
+class Mod:
+    """The last rule or decision that set a comment's status (the row's mod_* columns)."""
+
+    reason: str | None
+    automated: bool
+    at: datetime
+    moderator: str | None = None
+    note: str | None = None
+    explanation: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A comment with what only its author and moderators see."""
+
+    comment: Comment
+    status: str
+    mod: Mod | None
+    author_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +82,12 @@ class RateLimit:
 
 @dataclass(frozen=True, slots=True)
 class Created:
-    comment: Comment
+    stored: Stored
     replayed: bool  # True when an Idempotency-Key matched an earlier create
+
+    @property
+    def comment(self) -> Comment:
+        return self.stored.comment
 
 
 class StoreUnavailable(Exception):
@@ -64,17 +108,34 @@ class IdempotencyConflict(Exception):
     """The Idempotency-Key was used before for a different request, or its comment is gone."""
 
 
-class CommentStore(Protocol):
-    def create(self, new: NewComment, rate: RateLimit) -> Created: ...
-    def get(self, language: str, article_id: str, comment_id: str) -> Comment | None: ...
-    def list_page(
-        self, language: str, article_id: str, order: Order, limit: int, offset: int
-    ) -> tuple[int, list[Comment]]: ...
-    def count(self, language: str, article_id: str) -> int: ...
-    def counts(self, language: str, article_ids: list[str]) -> dict[str, int]: ...
-    def delete(self, language: str, article_id: str, comment_id: str) -> bool: ...
-    def ping(self) -> None: ...
-    def close(self) -> None: ...
+class Refused(Exception):
+    """A request the rules refuse, with the contract's status and detail."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+def closed() -> Refused:
+    return Refused(403, "Comments are closed")
+
+
+def duplicate() -> Refused:
+    return Refused(409, "Duplicate comment")
+
+
+@dataclass(frozen=True, slots=True)
+class Moderated:
+    """A comment with what a moderator sees beside it."""
+
+    stored: Stored
+    reports: dict[str, int]
+    notices: list[NoticeBrief]
+
+
+class Unfit(Exception):
+    """A decision that does not fit the comment or notice (a 422 at the body)."""
 
 
 def new_comment_id() -> str:

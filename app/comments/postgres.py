@@ -19,6 +19,8 @@ from app.comments.sql import SQLStore, short_reason
 # namespace of per-client locks that serialise a client's creates across instances.
 _MIGRATION_LOCK = 0x6E657773636D6967
 _RATE_LOCK_NAMESPACE = 0x63726174
+# ...and "news" + "mlog": held from a moderation log entry's insert to the commit.
+_LOG_LOCK = 0x6E6577736D6C6F67
 
 
 class _Pool(ConnectionPool[psycopg.Connection[Any]]):
@@ -117,6 +119,9 @@ class PostgresStore(SQLStore):
                     (_RATE_LOCK_NAMESPACE, int.from_bytes(lock_key[:4], "big", signed=True)),
                 )
             yield
+
+    def _lock_log(self, conn: psycopg.Connection[Any]) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOG_LOCK,))
 
     @contextmanager
     def _read(self, conn: psycopg.Connection[Any]) -> Iterator[None]:

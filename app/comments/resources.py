@@ -1,31 +1,33 @@
-"""HTTP resources for the comment routes (docs/api.md §4).
+"""HTTP resources for the comment routes (docs/api.md §4 and §12).
 
-Every operation checks, in order: language (400), the admin token where it needs one (401),
-parameters and body (415/413/422), the article (404), then the comment. The first two, and
-`Cache-Control: no-store` on every answer, come from the routes' declarations
-(app/routes.py, applied by app.mount before a responder runs).
+Every operation checks, in order: language (400), the token where it needs one (401/403),
+parameters and body (415/413/422), the article (404), then the comment. The language and
+`Cache-Control: no-store` on every answer come from the routes' declarations (app/routes.py,
+applied by app.mount before a responder runs); tokens are read here (app/comments/auth.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from dataclasses import replace
+from typing import Any, NoReturn
 from urllib.parse import quote
 
 import falcon
 
+from app.comments import shapes
+from app.comments.auth import Context, bearer, unauthorized
 from app.comments.clients import client_identity
 from app.comments.model import (
-    CommentStore,
     IdempotencyConflict,
     ParentNotFound,
     RateLimit,
     RateLimited,
-    StoreUnavailable,
+    Refused,
+    Stored,
 )
 from app.comments.validation import parent_not_found, plausible_id, read_create, read_json
-from app.config import Settings
-from app.errors import JSON_TYPE, APIError, article_not_found
+from app.comments.wire import CommentEdit, CreatedComment, OwnComment, OwnComments, Status
+from app.errors import JSON_TYPE, APIError
 from app.links import set_link
 from app.models import (
     CommentCount,
@@ -36,37 +38,6 @@ from app.models import (
     Language,
 )
 from app.params import list_body, parse
-
-T = TypeVar("T")
-ArticleExists = Callable[[str, str], bool]
-
-
-class Context:
-    """What every comment resource needs; one instance per service."""
-
-    def __init__(
-        self,
-        settings: Settings,
-        store: CommentStore,
-        article_exists: ArticleExists,
-        article_retracted: ArticleExists | None = None,
-    ) -> None:
-        self.settings = settings
-        self.store = store
-        self.article_exists = article_exists
-        self.article_retracted = article_retracted
-
-    def require_article(self, language: str, article_id: str) -> None:
-        if not self.article_exists(language, article_id):
-            if self.article_retracted is not None and self.article_retracted(language, article_id):
-                raise APIError(410, "Article retracted")  # comments close with the article
-            raise article_not_found()
-
-    def call(self, operation: Callable[..., T], *args: Any) -> T:
-        try:
-            return operation(*args)
-        except StoreUnavailable:
-            raise APIError(503, "Comment store unavailable") from None
 
 
 def _send(resp: falcon.Response, body: bytes, status: int = 200) -> None:
@@ -117,56 +88,86 @@ class CommentsResource(_ContextResource):
         self, req: falcon.Request, resp: falcon.Response, language: str, article_id: str
     ) -> None:
         ctx = self.ctx
+        author_id = ctx.author(req)
         new = read_create(req, language, article_id)
         ctx.require_article(language, article_id)
-        rate = RateLimit(
-            ctx.settings.comment_rate_count,
-            ctx.settings.comment_rate_seconds,
-            client_identity(req, ctx.settings.trusted_proxies, ctx.settings.trust_unix_peers),
-        )
+        rate = rate_limit(ctx, req)
+        screening = ctx.screening(language, article_id, new.author, new.content)
         try:
-            created = ctx.call(ctx.store.create, new, rate)
+            created = ctx.call(
+                ctx.store.create, replace(new, author_id=author_id, screening=screening), rate
+            )
         except ParentNotFound:
             raise parent_not_found(new.parent_id or "") from None
         except RateLimited as limited:
-            raise APIError(
-                429,
-                f"Too many comments: at most {rate.count} per {rate.seconds} seconds;"
-                f" retry in {limited.retry_after} seconds",
-                headers={"Retry-After": str(limited.retry_after)},
-            ) from None
+            raise too_many("comments", rate, limited) from None
         except IdempotencyConflict as conflict:
             raise APIError(409, str(conflict)) from None
-        comment = created.comment
+        except Refused as refused:
+            raise APIError(refused.status, refused.detail) from None
+        stored = created.stored
+        assert stored.author_id is not None
+        comment = stored.comment
         resp.set_header("Location", comment_location(language, article_id, comment.id))
         if created.replayed:
             resp.set_header("Idempotent-Replayed", "true")
-        _send(resp, comment.model_dump_json().encode(), 201)
+        body = CreatedComment(
+            **dict(comment),
+            status=Status(stored.status),
+            moderation=shapes.public_moderation(stored),
+            author_token=ctx.tokens().token(stored.author_id),
+        )
+        _send(resp, body.model_dump_json().encode(), 201)
 
 
 CommentTarget = tuple[str, str, str]  # (language, article_id, comment_id)
 
 
+def rate_limit(ctx: Context, req: falcon.Request, reports: bool = False) -> RateLimit:
+    """This request's client and its budget: NEWS_COMMENT_RATE_LIMIT (creates and edits) or,
+    with `reports`, NEWS_REPORT_RATE_LIMIT (reports and notices)."""
+    settings = ctx.settings
+    count, seconds = (
+        (settings.report_rate_count, settings.report_rate_seconds)
+        if reports
+        else (settings.comment_rate_count, settings.comment_rate_seconds)
+    )
+    client = client_identity(req, settings.trusted_proxies, settings.trust_unix_peers)
+    return RateLimit(count, seconds, client)
+
+
+def too_many(what: str, rate: RateLimit, limited: RateLimited) -> APIError:
+    return APIError(
+        429,
+        f"Too many {what}: at most {rate.count} per {rate.seconds} seconds;"
+        f" retry in {limited.retry_after} seconds",
+        headers={"Retry-After": str(limited.retry_after)},
+    )
+
+
 def _comment_target(
     req: falcon.Request, resp: falcon.Response, resource: object, params: dict[str, Any]
 ) -> None:
-    """The checks before the store is asked, for each of CommentResource's responders: the
-    article, then whether the id could be one this service issued. They come after the
-    language and the admin token (app.mount wraps the responders this hook is part of)."""
-    assert isinstance(resource, CommentResource)
-    target = params.pop("language"), params.pop("article_id"), params.pop("comment_id")
-    resource.ctx.require_article(target[0], target[1])
-    if not plausible_id(target[2]):
-        _comment_not_found()
-    params["target"] = target
+    """CommentResource's responders take the path as one `target`."""
+    params["target"] = params.pop("language"), params.pop("article_id"), params.pop("comment_id")
 
 
 @falcon.before(_comment_target)
 class CommentResource(_ContextResource):
-    """`/api/v1/{language}/articles/{article_id}/comments/{comment_id}`: get and delete."""
+    # Each responder checks, in the contract's order: its token (401/403), its body (422),
+    # then `_exists`: the article (404/410) and whether the id could be one this service
+    # issued (an id that cannot be is answered without a query).
+    """`/api/v1/{language}/articles/{article_id}/comments/{comment_id}`: get, edit, erase."""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, target: CommentTarget) -> None:
         ctx = self.ctx
+        author_id = self._author(req)
+        self._exists(target)
+        if author_id is not None:
+            own = ctx.call(ctx.store.stored, *target)
+            if own is not None and own.author_id == author_id:
+                _send(resp, self._own(own))
+                return
         comment = ctx.call(ctx.store.get, *target)
         if comment is None:
             _comment_not_found()
@@ -174,11 +175,104 @@ class CommentResource(_ContextResource):
 
     on_head = on_get
 
-    def on_delete(self, req: falcon.Request, resp: falcon.Response, target: CommentTarget) -> None:
-        # Declared admin (app/routes.py): the token was checked before this runs.
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, target: CommentTarget) -> None:
         ctx = self.ctx
-        if not ctx.call(ctx.store.delete, *target):
+        author_id = ctx.author(req, required=True)
+        assert author_id is not None
+        body: CommentEdit = read_json(req, CommentEdit)
+        self._exists(target)
+        language, article_id, _ = target
+        screening = ctx.screening(language, article_id, "", body.content)
+        # Rule 1 (closed) is not one of the edit's rules: only 2 to 7 run again.
+        screening = replace(screening, closed_by_age=False)
+        rate = self._rate(req)
+        try:
+            stored = ctx.call(
+                ctx.store.edit,
+                *target,
+                author_id,
+                body.content,
+                screening,
+                ctx.settings.comment_edit_seconds,
+                rate,
+            )
+        except Refused as refused:
+            raise APIError(refused.status, refused.detail) from None
+        except RateLimited as limited:
+            raise too_many("comments", rate, limited) from None
+        if stored is None:
             _comment_not_found()
+        _send(resp, self._own(stored))
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, target: CommentTarget) -> None:
+        ctx = self.ctx
+        token = bearer(req)
+        if token is None:
+            raise unauthorized("A moderator's or the author's token is required")
+        moderator = ctx.moderators.identify(token)
+        author_id = None
+        if moderator is None:
+            author_id = ctx.author(req, required=True)
+        elif not moderator.covers(target[0]):
+            raise APIError(403, "Not a moderator of this language")
+        self._exists(target)
+        if moderator is not None:
+            erased = ctx.call(ctx.store.erase, *target, moderator=moderator.name)
+        else:
+            erased = ctx.call(ctx.store.erase, *target, author_id=author_id)
+        if not erased:
+            _comment_not_found()
+        resp.status = 204
+
+    def _rate(self, req: falcon.Request) -> RateLimit:
+        return rate_limit(self.ctx, req)
+
+    def _exists(self, target: CommentTarget) -> None:
+        self.ctx.require_article(target[0], target[1])
+        if not plausible_id(target[2]):
+            _comment_not_found()
+
+    def _author(self, req: falcon.Request) -> str | None:
+        """The author of a GET's token; a moderator's token reads as a reader does."""
+        token = bearer(req)
+        if token is not None and token and self.ctx.moderators.identify(token) is not None:
+            return None
+        return self.ctx.author(req)
+
+    def _own(self, stored: Stored) -> bytes:
+        body = OwnComment(
+            **dict(stored.comment),
+            status=Status(stored.status),
+            moderation=shapes.statement_of_reasons(stored, self.ctx.settings.moderation_redress),
+        )
+        return body.model_dump_json().encode()
+
+
+class MineResource(_ContextResource):
+    """`/api/v1/comments/mine`: the author's comments in every language (export, erasure)."""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        ctx = self.ctx
+        author_id = ctx.author(req, required=True)
+        assert author_id is not None
+        redress = ctx.settings.moderation_redress
+        items = [
+            OwnComment(
+                **dict(s.comment),
+                status=Status(s.status),
+                moderation=shapes.statement_of_reasons(s, redress),
+            )
+            for s in ctx.call(ctx.store.mine, author_id)
+        ]
+        _send(resp, OwnComments(items=items).model_dump_json().encode())
+
+    on_head = on_get
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:
+        ctx = self.ctx
+        author_id = ctx.author(req, required=True)
+        assert author_id is not None
+        ctx.call(ctx.store.erase_mine, author_id)
         resp.status = 204
 
 

@@ -1,231 +1,45 @@
-"""The comment store algorithm, shared by the SQLite and PostgreSQL backends.
+"""The comment store: a comment's life from create to erasure, over SQLite or PostgreSQL.
 
-Backends supply connections, transactions, placeholder style and timestamp encoding;
-everything that decides what a request does (idempotency, parent check, rate limit)
-lives here once, inside one write transaction, so the two backends behave alike.
+Everything that decides what a request does (idempotency, the create rules in their order,
+the rate limit, the edit window) lives here once, inside one write transaction, so the two
+backends behave alike. Readers' queries see `visible` comments only (sql_base.VISIBLE).
+The moderators' side is app/comments/moderation_sql.py.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import logging
-import math
-import os
-import secrets
-import threading
 import time
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
-from datetime import UTC, datetime
-from typing import Any, TypeVar
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from app.comments.migrations import (
-    MIGRATIONS,
-    RATE_KEY_SECRET,
-    SCHEMA_TABLE,
-    SCHEMA_TABLE_EXISTS,
-    Dialect,
-)
 from app.comments.model import (
-    Comment,
     Created,
     IdempotencyConflict,
+    Mod,
     NewComment,
     Order,
     ParentNotFound,
     RateLimit,
-    RateLimited,
+    Refused,
+    Screening,
+    Stored,
     StoreUnavailable,
+    closed,
+    duplicate,
     new_comment_id,
 )
-from app.metrics import COMMENT_STORE_ERRORS
-from app.models import Language
+from app.comments.moderation_sql import ModerationQueries
+from app.comments.sql_base import COLUMNS, STORED, VISIBLE, short_reason
+from app.models import Comment
 
-log = logging.getLogger("app.comments")
+__all__ = ["SQLStore", "short_reason"]
 
-T = TypeVar("T")
-
-_COLUMNS = "id, article_id, language, parent_id, author, content, created_at"
-# After a failure to get a connection, fail fast for this long instead of letting every
-# request wait out the connect timeout again; recovery is at most this much later.
-BREAKER_SECONDS = 1.0
-# How often one process sweeps rate-limit events of clients that never came back.
-SWEEP_SECONDS = 60.0
+# Rule 2: the same text on the same article from the same author or client within this.
+DUPLICATE_WINDOW = timedelta(minutes=10)
 
 
-class SQLStore(ABC):
-    dialect: Dialect
-    # The driver's parameter marker: every statement below is written with it, so no SQL
-    # text is ever rewritten (a `?` is also a PostgreSQL operator).
-    param: str
-
-    def __init__(self) -> None:
-        p = self.param
-        self._where_visible = f"language = {p} AND article_id = {p} AND deleted_at IS NULL"
-        self._lock = threading.Lock()
-        self._pid = os.getpid()
-        self._migrated = False
-        self._secret: bytes | None = None
-        self._down_until = 0.0
-        self._down_reason = ""
-        self._next_sweep = 0.0
-
-    # -- backend hooks ------------------------------------------------------------
-
-    @abstractmethod
-    def _connection(self) -> AbstractContextManager[Any]:
-        """A connection in autocommit mode, returned to the backend's pool afterwards."""
-
-    @abstractmethod
-    def _write(self, conn: Any, lock_key: bytes | None) -> AbstractContextManager[None]:
-        """A write transaction serialised against others holding the same `lock_key`."""
-
-    @abstractmethod
-    def _read(self, conn: Any) -> AbstractContextManager[None]:
-        """A transaction whose statements all see one snapshot."""
-
-    @abstractmethod
-    def _migration_lock(self, conn: Any) -> AbstractContextManager[None]:
-        """A transaction that excludes every other migrating process or instance."""
-
-    @abstractmethod
-    def _ts_in(self, value: datetime) -> Any: ...
-
-    @abstractmethod
-    def _ts_out(self, value: Any) -> datetime: ...
-
-    @abstractmethod
-    def _unique_violation(self, error: BaseException) -> bool: ...
-
-    @abstractmethod
-    def _unavailable(self, error: BaseException) -> bool:
-        """True for errors that mean the database is unreachable, locked or timed out."""
-
-    @abstractmethod
-    def _reset_after_fork(self) -> None:
-        """Drop (without closing) connections inherited from the parent process."""
-
-    @abstractmethod
-    def _close(self) -> None: ...
-
-    # -- plumbing -----------------------------------------------------------------
-
-    def _check_fork(self) -> None:
-        if os.getpid() != self._pid:
-            # gunicorn forked us after the app was imported (preload_app): connections
-            # made so far belong to the parent process.
-            with self._lock:
-                if os.getpid() != self._pid:
-                    self._reset_after_fork()
-                    self._pid = os.getpid()
-
-    def close(self) -> None:
-        self._check_fork()
-        self._close()
-
-    def _marks(self, n: int) -> str:
-        """`n` parameter markers, comma-separated."""
-        return ", ".join([self.param] * n)
-
-    def _exec(self, conn: Any, statement: str, params: tuple[Any, ...] = ()) -> Any:
-        return conn.execute(statement, params)
-
-    def _run(self, operation: Callable[[Any], T]) -> T:
-        self._check_fork()
-        if time.monotonic() < self._down_until:
-            COMMENT_STORE_ERRORS.labels("breaker_open").inc()
-            raise StoreUnavailable(self._down_reason)
-        try:
-            with self._connection() as conn:
-                if not self._migrated:
-                    self._migrate(conn)
-                return operation(conn)
-        except Exception as error:
-            if not self._unavailable(error):
-                raise
-            reason = self._reason(error)
-            COMMENT_STORE_ERRORS.labels("unavailable").inc()
-            log.warning("comment store unavailable: %s", reason)
-            if self._breaker_trips(error):
-                self._down_reason = reason
-                self._down_until = time.monotonic() + BREAKER_SECONDS
-            raise StoreUnavailable(reason) from error
-
-    def _reason(self, error: BaseException) -> str:
-        return short_reason(error)
-
-    def _breaker_trips(self, error: BaseException) -> bool:
-        """Only failures to reach the database open the breaker, not a slow query."""
-        return False
-
-    def _migrate(self, conn: Any) -> None:
-        with self._lock:
-            if self._migrated:
-                return
-            # A read first: a worker's first request must not need SQLite's write lock (or
-            # PostgreSQL's migration lock) when there is nothing to migrate, or a busy
-            # writer elsewhere would turn that request, even a read, into a 503.
-            value = self._current_secret(conn)
-            if value is None:
-                value = self._apply_migrations(conn)
-            self._secret = value
-            self._migrated = True
-
-    def _apply_migrations(self, conn: Any) -> bytes:
-        """Applies the missing versions under the migration lock; returns the rate-key
-        secret, generated here if no instance has yet."""
-        with self._migration_lock(conn):
-            self._exec(conn, SCHEMA_TABLE[self.dialect])
-            done = self._applied_versions(conn)
-            for migration in MIGRATIONS:
-                if migration.version in done:
-                    continue
-                for statement in migration.statements[self.dialect]:
-                    self._exec(conn, statement)
-                self._exec(
-                    conn,
-                    "INSERT INTO schema_migrations (version, name, applied_at)"
-                    f" VALUES ({self._marks(3)})",
-                    (migration.version, migration.name, self._ts_in(datetime.now(UTC))),
-                )
-                log.info("comment store: applied migration %d", migration.version)
-            # Generated once, by whichever instance migrates first, so that every
-            # process and instance hashes a client address to the same key.
-            value = self._stored_secret(conn)
-            if value is None:
-                value = secrets.token_bytes(32)
-                self._exec(
-                    conn,
-                    f"INSERT INTO comment_secrets (name, value) VALUES ({self._marks(2)})",
-                    (RATE_KEY_SECRET, value),
-                )
-        return value
-
-    def _current_secret(self, conn: Any) -> bytes | None:
-        """The rate-key secret if every migration is applied already, else None."""
-        with self._read(conn):
-            if not self._exec(conn, SCHEMA_TABLE_EXISTS[self.dialect]).fetchone()[0]:
-                return None
-            done = self._applied_versions(conn)
-            if any(migration.version not in done for migration in MIGRATIONS):
-                return None
-            return self._stored_secret(conn)
-
-    def _applied_versions(self, conn: Any) -> set[int]:
-        return {row[0] for row in self._exec(conn, "SELECT version FROM schema_migrations")}
-
-    def _stored_secret(self, conn: Any) -> bytes | None:
-        row = self._exec(
-            conn, f"SELECT value FROM comment_secrets WHERE name = {self.param}", (RATE_KEY_SECRET,)
-        ).fetchone()
-        return None if row is None else bytes(row[0])
-
-    # -- operations ---------------------------------------------------------------
-
-    def ping(self) -> None:
-        self._run(lambda conn: self._exec(conn, "SELECT 1").fetchone())
+class SQLStore(ModerationQueries):
+    # -- readers --------------------------------------------------------------------
 
     def get(self, language: str, article_id: str, comment_id: str) -> Comment | None:
         def op(conn: Any) -> Comment | None:
@@ -236,26 +50,10 @@ class SQLStore(ABC):
     def list_page(
         self, language: str, article_id: str, order: Order, limit: int, offset: int
     ) -> tuple[int, list[Comment]]:
-        direction = "DESC" if order == "newest" else "ASC"
-
         def op(conn: Any) -> tuple[int, list[Comment]]:
-            with self._read(conn):
-                (total,) = self._exec(
-                    conn,
-                    f"SELECT count(*) FROM comments WHERE {self._where_visible}",
-                    (language, article_id),
-                ).fetchone()
-                # A page past the end is answered without asking the database for an
-                # offset that may not even fit its integer type.
-                if offset >= total:
-                    return total, []
-                rows = self._exec(
-                    conn,
-                    f"SELECT {_COLUMNS} FROM comments WHERE {self._where_visible}"
-                    f" ORDER BY created_at {direction}, id {direction}"
-                    f" LIMIT {self.param} OFFSET {self.param}",
-                    (language, article_id, limit, offset),
-                ).fetchall()
+            total, rows = self._page(
+                conn, COLUMNS, self._where_visible, (language, article_id), order, limit, offset
+            )
             return total, [self._comment(row) for row in rows]
 
         return self._run(op)
@@ -276,7 +74,7 @@ class SQLStore(ABC):
             rows = self._exec(
                 conn,
                 f"SELECT article_id, count(*) FROM comments WHERE language = {self.param}"
-                f" AND article_id IN ({self._marks(len(unique))}) AND deleted_at IS NULL"
+                f" AND article_id IN ({self._marks(len(unique))}) AND {VISIBLE}"
                 " GROUP BY article_id",
                 (language, *unique),
             ).fetchall()
@@ -285,48 +83,124 @@ class SQLStore(ABC):
 
         return self._run(op)
 
-    def delete(self, language: str, article_id: str, comment_id: str) -> bool:
-        def op(conn: Any) -> bool:
-            with self._write(conn, None):
-                cursor = self._exec(
-                    conn,
-                    f"UPDATE comments SET deleted_at = {self.param}, author = '', content = ''"
-                    f" WHERE id = {self.param} AND {self._where_visible}",
-                    (self._ts_in(datetime.now(UTC)), comment_id, language, article_id),
-                )
-                return bool(cursor.rowcount)
+    # -- authors ----------------------------------------------------------------------
+
+    def stored(self, language: str, article_id: str, comment_id: str) -> Stored | None:
+        """A comment in any status but `erased`."""
+
+        def op(conn: Any) -> Stored | None:
+            return self._stored_row(conn, language, article_id, comment_id)
 
         return self._run(op)
 
+    def mine(self, author_id: str) -> list[Stored]:
+        return self._run(lambda conn: self._authors(conn, author_id))
+
+    def _authors(self, conn: Any, author_id: str) -> list[Stored]:
+        """Every comment of the author but the erased ones, oldest first."""
+        rows = self._exec(
+            conn,
+            f"SELECT {STORED} FROM comments WHERE author_id = {self.param}"
+            " AND status <> 'erased' ORDER BY created_at, id",
+            (author_id,),
+        ).fetchall()
+        return [self._stored(row) for row in rows]
+
+    def erase(
+        self,
+        language: str,
+        article_id: str,
+        comment_id: str,
+        *,
+        author_id: str | None = None,
+        moderator: str | None = None,
+    ) -> bool:
+        """Erase one comment: its author's (`author_id`), or any, by `moderator`."""
+
+        def op(conn: Any) -> bool:
+            with self._write(conn, None):
+                found = self._stored_row(conn, language, article_id, comment_id, lock=True)
+                if found is None or (author_id is not None and found.author_id != author_id):
+                    return False
+                self._erase(conn, found, moderator)
+                return True
+
+        return self._run(op)
+
+    def erase_mine(self, author_id: str) -> int:
+        def op(conn: Any) -> int:
+            with self._write(conn, None):
+                found = self._authors(conn, author_id)
+                for stored in found:
+                    self._erase(conn, stored, None)
+                return len(found)
+
+        return self._run(op)
+
+    def _erase(self, conn: Any, found: Stored, moderator: str | None) -> None:
+        now = datetime.now(UTC)
+        # The row stays (ids, the log and a reused Idempotency-Key keep working) with
+        # nothing left of what the author wrote or of who they were: not even the request
+        # fingerprint (a hash of the text) nor the moderator's note and explanation on the
+        # row. The moderation log keeps its entries (the audit trail), notes included.
+        self._exec(
+            conn,
+            f"UPDATE comments SET status = 'erased', deleted_at = {self.param}, author = '',"
+            f" content = '', author_id = NULL, client_key = NULL, featured = {self._false},"
+            " request_hash = '', mod_note = NULL, mod_explanation = NULL"
+            f" WHERE id = {self.param}",
+            (self._ts_in(now), found.comment.id),
+        )
+        self._exec(
+            conn,
+            f"UPDATE comment_reports SET cleared = {self._true} WHERE comment_id = {self.param}",
+            (found.comment.id,),
+        )
+        self._log(
+            conn,
+            found,
+            "erase",
+            found.status,
+            "erased",
+            now,
+            moderator=moderator,
+            automated=False,
+        )
+
+    # -- create and edit --------------------------------------------------------------
+
     def create(self, new: NewComment, rate: RateLimit) -> Created:
         def op(conn: Any) -> Created:
-            assert self._secret is not None  # set by _migrate before any operation runs
-            client_key = hmac.new(self._secret, rate.client.encode(), hashlib.sha256).digest()
+            client_key = self._client_key(rate.client)
             try:
                 with self._write(conn, client_key):
                     if new.idempotency_key is not None:
                         earlier = self._by_key(conn, new)
                         if earlier is not None:
                             return earlier
-                    if new.parent_id is not None and (
-                        self._visible(conn, new.language, new.article_id, new.parent_id) is None
-                    ):
-                        raise ParentNotFound(new.parent_id)
                     now = time.time()
+                    at = datetime.fromtimestamp(now, UTC)
+                    # Rules 1 and 2 and the parent in one statement: a write transaction is
+                    # held from its first statement, so each one saved shortens it.
+                    mode = self._checks(conn, new, client_key, at)
                     self._check_rate(conn, client_key, rate, now)
+                    status, mod = self._rules(conn, new.screening, mode, new.author_id, None, at)
+                    author_id = new.author_id or new_comment_id()
                     comment = Comment(
                         id=new_comment_id(),
                         article_id=new.article_id,
-                        language=Language(new.language),
+                        language=new.language,  # type: ignore[arg-type]
                         parent_id=new.parent_id,
                         author=new.author,
                         content=new.content,
-                        created_at=datetime.fromtimestamp(now, UTC),
+                        created_at=at,
                     )
                     self._exec(
                         conn,
-                        f"INSERT INTO comments ({_COLUMNS}, idempotency_key, request_hash)"
-                        f" VALUES ({self._marks(9)})",
+                        f"INSERT INTO comments ({COLUMNS[: COLUMNS.index(', featured')]},"
+                        " idempotency_key, request_hash, status, author_id, client_key,"
+                        " mod_reason, mod_automated, mod_at)"
+                        f" VALUES ({self._marks(15)})",
                         (
                             comment.id,
                             comment.article_id,
@@ -337,10 +211,20 @@ class SQLStore(ABC):
                             self._ts_in(comment.created_at),
                             new.idempotency_key,
                             new.request_hash,
+                            status,
+                            author_id,
+                            client_key,
+                            *(
+                                (None, None, None)
+                                if mod is None
+                                else (mod.reason, True, self._ts_in(mod.at))
+                            ),
                         ),
                     )
+                    stored = Stored(comment, status, mod, author_id)
                     self._sweep(conn, rate, now)
-                return Created(comment, replayed=False)
+                    self._log(conn, stored, "create", None, status, at, reason=_reason(mod))
+                return Created(stored, replayed=False)
             except Exception as error:
                 if new.idempotency_key is None or not self._unique_violation(error):
                     raise
@@ -353,25 +237,187 @@ class SQLStore(ABC):
 
         return self._run(op)
 
-    # -- helpers --------------------------------------------------------------------
+    def edit(
+        self,
+        language: str,
+        article_id: str,
+        comment_id: str,
+        author_id: str,
+        content: str,
+        screening: Screening,
+        window_seconds: int,
+        rate: RateLimit,
+    ) -> Stored | None:
+        """The author's edit (docs/moderation.md, "Authors"): None when the comment is not
+        theirs; Refused when the window has closed or the comment cannot be edited."""
 
-    def _comment(self, row: tuple[Any, ...]) -> Comment:
-        return Comment(
-            id=row[0],
-            article_id=row[1],
-            language=row[2],
-            parent_id=row[3],
-            author=row[4],
-            content=row[5],
-            created_at=self._ts_out(row[6]),
+        def op(conn: Any) -> Stored | None:
+            client_key = self._client_key(rate.client)
+            with self._write(conn, client_key):
+                found = self._stored_row(conn, language, article_id, comment_id, lock=True)
+                if found is None or found.author_id != author_id:
+                    return None
+                if found.status == "rejected":
+                    raise Refused(409, "Comment cannot be edited")
+                now = time.time()
+                at = datetime.fromtimestamp(now, UTC)
+                if at - found.comment.created_at > timedelta(seconds=window_seconds):
+                    raise Refused(409, "Edit window closed")
+                if content != found.comment.content and self._is_duplicate(
+                    conn, found.comment, content, author_id, client_key, at
+                ):
+                    raise duplicate()
+                # Edits count against the comment rate limit (each writes a log entry).
+                self._check_rate(conn, client_key, rate, now)
+                mode = self._mode(conn, language, article_id, screening, create=False)
+                # Rule 6 counts the comment itself: an approved first comment, edited, is
+                # still its author's visible comment.
+                status, mod = self._rules(conn, screening, mode, author_id, None, at)
+                if mod is None:  # no rule applies: it keeps the status it had
+                    status, mod = found.status, found.mod
+                p = self.param
+                self._exec(
+                    conn,
+                    f"UPDATE comments SET content = {p}, edited_at = {p} WHERE id = {p}",
+                    (content, self._ts_in(at), comment_id),
+                )
+                if status != found.status or mod is not found.mod:
+                    self._set_mod(conn, comment_id, status, mod)
+                comment = found.comment.model_copy(update={"content": content, "edited_at": at})
+                stored = Stored(comment, status, mod, author_id)
+                self._log(conn, stored, "edit", found.status, status, at, reason=_reason(mod))
+                return stored
+
+        return self._run(op)
+
+    # -- the rules ----------------------------------------------------------------------
+
+    def _mode(
+        self, conn: Any, language: str, article_id: str, screening: Screening, create: bool = True
+    ) -> str:
+        """Rule 1 on a create (closed: refused), and the article's mode."""
+        row = self._exec(
+            conn,
+            "SELECT mode, closed FROM article_comment_settings"
+            f" WHERE language = {self.param} AND article_id = {self.param}",
+            (language, article_id),
+        ).fetchone()
+        if create and (screening.closed_by_age or (row is not None and row[1])):
+            raise closed()
+        return screening.default_mode if row is None or row[0] is None else str(row[0])
+
+    def _checks(self, conn: Any, new: NewComment, client_key: bytes, at: datetime) -> str:
+        """Rule 1 (closed: 403), the parent (422) and rule 2 (duplicate: 409), in this order,
+        from one statement; returns the article's mode."""
+        p = self.param
+        article = f"language = {p} AND article_id = {p}"
+        mode, closed_flag, parent, repeated = self._exec(
+            conn,
+            f"SELECT (SELECT mode FROM article_comment_settings WHERE {article}),"
+            f" (SELECT closed FROM article_comment_settings WHERE {article}),"
+            f" (SELECT 1 FROM comments WHERE id = {p} AND {article} AND {VISIBLE}),"
+            f" ({self._duplicate_query})",
+            (
+                new.language,
+                new.article_id,
+                new.language,
+                new.article_id,
+                new.parent_id or "",
+                new.language,
+                new.article_id,
+                *self._duplicate_params(new, new.content, new.author_id, client_key, at),
+            ),
+        ).fetchone()
+        if new.screening.closed_by_age or closed_flag:
+            raise closed()
+        if new.parent_id is not None and parent is None:
+            raise ParentNotFound(new.parent_id)
+        if repeated is not None:
+            raise duplicate()
+        return new.screening.default_mode if mode is None else str(mode)
+
+    @property
+    def _duplicate_query(self) -> str:
+        p = self.param
+        return (
+            f"SELECT 1 FROM comments WHERE language = {p} AND article_id = {p}"
+            f" AND created_at > {p} AND content = {p} AND id <> {p} AND status <> 'erased'"
+            f" AND (author_id = {p} OR client_key = {p}) LIMIT 1"
         )
+
+    def _duplicate_params(
+        self,
+        target: NewComment | Comment,
+        content: str,
+        author_id: str | None,
+        client_key: bytes,
+        at: datetime,
+    ) -> tuple[Any, ...]:
+        return (
+            target.language,
+            target.article_id,
+            self._ts_in(at - DUPLICATE_WINDOW),
+            content,
+            target.id if isinstance(target, Comment) else "",
+            author_id,
+            client_key,
+        )
+
+    def _is_duplicate(
+        self,
+        conn: Any,
+        target: NewComment | Comment,
+        content: str,
+        author_id: str | None,
+        client_key: bytes,
+        at: datetime,
+    ) -> bool:
+        """Rule 2: the same text on the article from the same author or client lately."""
+        params = self._duplicate_params(target, content, author_id, client_key, at)
+        return self._exec(conn, self._duplicate_query, params).fetchone() is not None
+
+    def _rules(
+        self,
+        conn: Any,
+        screening: Screening,
+        mode: str,
+        author_id: str | None,
+        editing: str | None,
+        at: datetime,
+    ) -> tuple[str, Mod | None]:
+        """Rules 3 to 8: the status a new (or edited) text takes, and the rule's record
+        (None: rule 8, no rule applies)."""
+        if screening.verdict == "banned":
+            return "rejected", Mod("banned_term", True, at)
+        if screening.verdict == "suspect":
+            return "withheld", Mod("suspect_term", True, at)
+        if mode == "links" and screening.has_link:
+            return "pending", Mod("link", True, at)
+        if mode == "first" and not self._has_visible(conn, author_id, editing):
+            return "pending", Mod("first_comment", True, at)
+        if mode == "pre":
+            return "pending", Mod("premoderation", True, at)
+        return "visible", None
+
+    def _has_visible(self, conn: Any, author_id: str | None, other_than: str | None) -> bool:
+        if author_id is None:  # a new author
+            return False
+        row = self._exec(
+            conn,
+            f"SELECT 1 FROM comments WHERE author_id = {self.param} AND {VISIBLE}"
+            f" AND id <> {self.param} LIMIT 1",
+            (author_id, other_than or ""),
+        ).fetchone()
+        return row is not None
+
+    # -- helpers --------------------------------------------------------------------------
 
     def _visible(
         self, conn: Any, language: str, article_id: str, comment_id: str
     ) -> Comment | None:
         row = self._exec(
             conn,
-            f"SELECT {_COLUMNS} FROM comments WHERE id = {self.param} AND {self._where_visible}",
+            f"SELECT {COLUMNS} FROM comments WHERE id = {self.param} AND {self._where_visible}",
             (comment_id, language, article_id),
         ).fetchone()
         return None if row is None else self._comment(row)
@@ -379,55 +425,24 @@ class SQLStore(ABC):
     def _by_key(self, conn: Any, new: NewComment) -> Created | None:
         row = self._exec(
             conn,
-            f"SELECT {_COLUMNS}, deleted_at, request_hash FROM comments"
+            f"SELECT {STORED}, request_hash FROM comments"
             f" WHERE language = {self.param} AND article_id = {self.param}"
             f" AND idempotency_key = {self.param}",
             (new.language, new.article_id, new.idempotency_key),
         ).fetchone()
         if row is None:
             return None
-        if row[7] is not None:
+        stored = self._stored(row[:17])
+        if stored.status == "erased":
             raise IdempotencyConflict("The comment created with this Idempotency-Key was deleted")
-        if row[8] != new.request_hash:
+        if row[17] != new.request_hash or (
+            new.author_id is not None and new.author_id != stored.author_id
+        ):
             raise IdempotencyConflict(
                 "Idempotency-Key was already used for a different comment on this article"
             )
-        return Created(self._comment(row[:7]), replayed=True)
-
-    def _check_rate(self, conn: Any, client_key: bytes, rate: RateLimit, now: float) -> None:
-        """Sliding window: at most `rate.count` accepted creates in any `rate.seconds`."""
-        since = now - rate.seconds
-        self._exec(
-            conn,
-            f"DELETE FROM comment_rate_events WHERE client_key = {self.param}"
-            f" AND at <= {self.param}",
-            (client_key, since),
-        )
-        used, oldest = self._exec(
-            conn,
-            "SELECT count(*), min(at) FROM comment_rate_events"
-            f" WHERE client_key = {self.param} AND at > {self.param}",
-            (client_key, since),
-        ).fetchone()
-        if used >= rate.count:
-            raise RateLimited(max(1, math.ceil(oldest + rate.seconds - now)))
-        self._exec(
-            conn,
-            f"INSERT INTO comment_rate_events (client_key, at) VALUES ({self._marks(2)})",
-            (client_key, now),
-        )
-
-    def _sweep(self, conn: Any, rate: RateLimit, now: float) -> None:
-        """Forget expired events of clients that never came back (bounded table size)."""
-        if time.monotonic() < self._next_sweep:
-            return
-        self._next_sweep = time.monotonic() + SWEEP_SECONDS
-        self._exec(
-            conn, f"DELETE FROM comment_rate_events WHERE at <= {self.param}", (now - rate.seconds,)
-        )
+        return Created(stored, replayed=True)
 
 
-def short_reason(error: BaseException) -> str:
-    lines: Iterator[str] = (line.strip() for line in str(error).splitlines())
-    text = next((line for line in lines if line), "") or type(error).__name__
-    return text[:200]
+def _reason(mod: Mod | None) -> str | None:
+    return None if mod is None else mod.reason

@@ -32,7 +32,6 @@ from app.models import (
     PageQuery,
     SearchQuery,
 )
-from app.whole_pages import WholePages
 
 # Part of every collection ETag: bump it when the envelope the server writes changes.
 _ENVELOPE_VERSION = "1"
@@ -51,16 +50,14 @@ class BundleResource:
 
     cache: CachePolicy  # set by app.mount from the route's declaration
 
-    def __init__(self, store: BundleStore, pages: WholePages | None = None) -> None:
+    def __init__(self, store: BundleStore) -> None:
         self.store = store
-        self.pages = pages  # whole-page compression of composed pages (app.whole_pages)
 
     def send_page(
         self,
         req: falcon.Request,
         resp: falcon.Response,
         data: LanguageData,
-        bundle_id: str,
         body: Composed,
         etag: str,
         depends: str,
@@ -68,9 +65,9 @@ class BundleResource:
         *,
         dated: bool = False,
     ) -> None:
-        """Send a page composed of records of `data` (of the bundle `bundle_id`): kept whole
-        once it is asked for again. `dated` pages of articles carry their newest record's
-        update time as Last-Modified."""
+        """Send a page composed of records of `data`: compressed whole in every coding but
+        identity (app.delivery). `dated` pages of articles carry their newest record's update
+        time as Last-Modified."""
         send(
             req,
             resp,
@@ -80,8 +77,7 @@ class BundleResource:
             depends,
             data.codec,
             media_type,
-            pages=self.pages,
-            bundle_id=bundle_id,
+            page=True,
             last_modified=newest_updated(body.runs) if dated else None,
         )
 
@@ -90,8 +86,7 @@ class ArticleCollection(BundleResource):
     """GET /api/v1/{language}/articles?page&page_size&category&from&to&order&fields"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
-        bundle = self.store.current()
-        data = bundle.languages[language]
+        data = self.store.current().languages[language]
         page = params.parse(req, ArticleListQuery)
         category = page.category or None  # empty means no filter
         first, last = page.date_range
@@ -110,7 +105,7 @@ class ArticleCollection(BundleResource):
             else keys.category_page(language, category)
         )
         etag = _collection_etag(data, *key)
-        self.send_page(req, resp, data, bundle.bundle_id, body, etag, depends, dated=True)
+        self.send_page(req, resp, data, body, etag, depends, dated=True)
 
     on_head = on_get
 
@@ -122,14 +117,13 @@ class LatestArticles(BundleResource):
     """GET /api/v1/{language}/articles/latest?limit"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
-        bundle = self.store.current()
-        data = bundle.languages[language]
+        data = self.store.current().languages[language]
         limit = params.parse(req, LatestQuery).limit
         runs = data.runs(0, min(limit, data.count))
         body = Composed("summaries", b"[", runs, b"]")
         etag = _collection_etag(data, "latest", limit)
         depends = keys.collection(language)
-        self.send_page(req, resp, data, bundle.bundle_id, body, etag, depends, dated=True)
+        self.send_page(req, resp, data, body, etag, depends, dated=True)
 
     on_head = on_get
 
@@ -139,8 +133,7 @@ class ArticleSearch(BundleResource):
     &highlight"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
-        bundle = self.store.current()
-        data = bundle.languages[language]
+        data = self.store.current().languages[language]
         page = params.parse(req, SearchQuery)
         q = page.q
         category = page.category or None
@@ -171,7 +164,7 @@ class ArticleSearch(BundleResource):
         set_link(req, resp, SearchQuery, page.page, page.page_size, total)
         etag = _collection_etag(data, *key)
         depends = keys.collection(language)
-        self.send_page(req, resp, data, bundle.bundle_id, body, etag, depends, dated=True)
+        self.send_page(req, resp, data, body, etag, depends, dated=True)
 
     on_head = on_get
 
@@ -208,8 +201,7 @@ class CorrectionsLog(BundleResource):
     """GET /api/v1/{language}/corrections?page&page_size"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
-        bundle = self.store.current()
-        data = bundle.languages[language]
+        data = self.store.current().languages[language]
         page = params.parse(req, PageQuery)
         log = data.corrections
         start = page.offset
@@ -217,7 +209,7 @@ class CorrectionsLog(BundleResource):
         body = Composed(LOG_KIND, params.LIST_HEAD, runs, params.list_tail(page, log.count))
         set_link(req, resp, PageQuery, page.page, page.page_size, log.count)
         etag = _collection_etag(data, "corrections", params.page_key(page), page.page_size)
-        self.send_page(req, resp, data, bundle.bundle_id, body, etag, keys.collection(language))
+        self.send_page(req, resp, data, body, etag, keys.collection(language))
 
     on_head = on_get
 
@@ -238,8 +230,7 @@ class Changes(BundleResource):
     """GET /api/v1/{language}/changes?since&limit (docs/api.md §13)"""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
-        bundle = self.store.current()
-        data = bundle.languages[language]
+        data = self.store.current().languages[language]
         query = params.parse(req, ChangesQuery)
         log = data.changes
         try:
@@ -256,8 +247,6 @@ class Changes(BundleResource):
             self.cache,
             keys.collection(language),
             data.codec,
-            pages=self.pages,
-            bundle_id=bundle.bundle_id,
         )
 
     on_head = on_get

@@ -8,14 +8,13 @@ Content-Security-Policy says so).
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import falcon
 
 from app.config import PROJECT_ROOT
 from app.errors import APIError
-from app.http_cache import send_cacheable
+from app.resources.assets import PageAssets
 
 HERE = Path(__file__).with_name("docs_static")
 SWAGGER_UI = PROJECT_ROOT / "node_modules" / "swagger-ui-dist"
@@ -57,20 +56,6 @@ class DocsPage:
     on_head = on_get
 
 
-class DocsAsset:
-    """GET /docs/{asset}: Swagger UI's files, read once per process."""
-
-    def __init__(self) -> None:
-        self._cache: dict[str, tuple[bytes, str]] = {}
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response, asset: str) -> None:
-        if asset not in _ASSETS:
-            raise APIError(404, "Not Found")
-        if asset not in self._cache:
-            body = _read(asset)
-            self._cache[asset] = (body, f'"{hashlib.blake2b(body, digest_size=8).hexdigest()}"')
-        body, etag = self._cache[asset]
-        resp.content_type = _ASSETS[asset][1]
-        send_cacheable(req, resp, etag, _MAX_AGE, body)
-
-    on_head = on_get
+def docs_assets() -> PageAssets:
+    """GET /docs/{asset}: Swagger UI's files."""
+    return PageAssets({name: kind for name, (_, kind) in _ASSETS.items()}, _read, _MAX_AGE)

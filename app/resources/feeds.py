@@ -19,6 +19,7 @@ import falcon
 
 from app import params
 from app import surrogate_keys as keys
+from app.bounded import Bounded
 from app.bundle.site import SiteData
 from app.bundle.store import BundleStore
 from app.compression import IDENTITY, precompress
@@ -93,6 +94,12 @@ class SitemapIndex(BundleResource):
     on_head = on_get
 
 
+# The news sitemap's window, compressed whole, by ETag: its cut moves only when an entry ages
+# out, so a few are enough (the response cache keeps none: the answer follows the clock).
+NEWS_KEPT_BYTES = 8 << 20
+NEWS_KEPT_ENTRIES = 16
+
+
 class Sitemap(BundleResource):
     """GET /sitemaps/news.xml, /sitemaps/{language}.xml and /sitemaps/{language}-{page}.xml
 
@@ -100,11 +107,15 @@ class Sitemap(BundleResource):
     consecutive records of a segment, in the negotiated coding (docs/delivery.md).
     """
 
+    def __init__(self, store: BundleStore) -> None:
+        super().__init__(store)
+        self.news_kept: Bounded[str, bytes] = Bounded(NEWS_KEPT_BYTES, NEWS_KEPT_ENTRIES, 4)
+
     def on_get(self, req: falcon.Request, resp: falcon.Response, sitemap: str) -> None:
         bundle = self.store.current()
         site = bundle.site
         if sitemap == "news":
-            self._news(req, resp, bundle.bundle_id, site)
+            self._news(req, resp, site)
             return
         match = _PAGE_NAME.fullmatch(sitemap)
         if match is None or match[1] not in LANGUAGE_SET or match[2] == "1":
@@ -119,36 +130,20 @@ class Sitemap(BundleResource):
         body = Composed("sitemap", SITEMAP_HEAD, runs, SITEMAP_TAIL)
         etag = _etag("sitemap", data.content_hash, per_page, page)
         depends = keys.collection(language)
-        self.send_page(req, resp, data, bundle.bundle_id, body, etag, depends, XML)
+        self.send_page(req, resp, data, body, etag, depends, XML)
 
     on_head = on_get
 
-    def _news(
-        self, req: falcon.Request, resp: falcon.Response, bundle_id: str, site: SiteData
-    ) -> None:
+    def _news(self, req: falcon.Request, resp: falcon.Response, site: SiteData) -> None:
         """The stored entries published in the 48 hours up to now (docs/delivery.md): all of
         them as stored, or the prefix of their lines inside the window, compressed whole
         (and kept: the cut moves only when an entry ages out)."""
         variants, etag = site.news_sitemap
         count = site.news_window(int(clock() * 1_000_000) - NEWS_WINDOW_MICROS)
         if count == len(site.news_ends):
-            send(
-                req, resp, Precomputed(variants), etag, self.cache, keys.SITE_KEY, site.codec, XML,
-                repeatable=False,
-            )  # fmt: skip
+            send(req, resp, Precomputed(variants), etag, self.cache, keys.SITE_KEY, site.codec, XML)
             return
         cut = site.news_ends[count - 1] if count else site.news_head
-        body = Whole(bytes(variants[IDENTITY][:cut]) + NEWS_TAIL)
-        send(
-            req,
-            resp,
-            body,
-            _etag("news", etag, count),
-            self.cache,
-            keys.SITE_KEY,
-            site.codec,
-            XML,
-            pages=self.pages,
-            bundle_id=bundle_id,
-            repeatable=False,  # the window moves with the clock
-        )
+        body = Whole(bytes(variants[IDENTITY][:cut]) + NEWS_TAIL, self.news_kept)
+        tag = _etag("news", etag, count)
+        send(req, resp, body, tag, self.cache, keys.SITE_KEY, site.codec, XML)

@@ -18,6 +18,8 @@ from tests.reliability.conftest import postgres_reachable
 from tests.reliability.harness import SAMPLE_SRC, TcpProxy
 
 ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+# The moderator `admin` of every instance (docs/moderation.md).
+CLUSTER_ADMIN_TOKEN = "cluster-admin-token"
 # The instances' exact per-client limit, small enough to reach in a test.
 RATE_LIMIT = (5, 60)
 
@@ -83,6 +85,7 @@ def cluster(
         env={
             "NEWS_COMMENT_RATE_LIMIT": f"{RATE_LIMIT[0]}/{RATE_LIMIT[1]}",
             "NEWS_BUNDLE_CHECK_INTERVAL": "0.2",
+            "NEWS_ADMIN_TOKEN": CLUSTER_ADMIN_TOKEN,
         },
     )
     cluster.start(SAMPLE_SRC)

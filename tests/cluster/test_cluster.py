@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from cluster.runtime import Cluster, ready
-from tests.cluster.conftest import RATE_LIMIT
+from tests.cluster.conftest import CLUSTER_ADMIN_TOKEN, RATE_LIMIT
 from tests.cluster.traffic import Load, comments_path, fresh_source, open_socket, request
+from tests.comments.support import CREATE_ONLY
 from tests.reliability.harness import (
     REPO,
     SAMPLE_SRC,
@@ -236,12 +237,49 @@ def test_comment_created_through_nginx_is_visible_on_every_instance(cluster: Clu
         source=fresh_source(),
     )  # fmt: skip
     assert created.status == 201, created.body
-    comment = created.json()
+    comment = {k: v for k, v in created.json().items() if k not in CREATE_ONLY}
     for member in cluster.members:
         got = request(member.address, "GET", created.headers["location"])
         assert got.status == 200 and got.json() == comment, member.name
         listed = request(member.address, "GET", f"{path}?order=newest&page_size=100").json()
         assert comment in listed["items"], member.name
+
+
+def test_a_decision_is_seen_by_every_instance_at_once(cluster: Cluster) -> None:
+    """A moderator rejects a comment through one instance: the next request to each other
+    instance (no wait) no longer shows it, and each shows the same log (docs/moderation.md)."""
+    path = comments_path(article(cluster))
+    created = request(
+        cluster.port, "POST", path, json_body={"author": "Mina", "content": "To be rejected"},
+        source=fresh_source(),
+    )  # fmt: skip
+    assert created.status == 201, created.body
+    comment_id = created.json()["id"]
+    admin = {"Authorization": f"Bearer {CLUSTER_ADMIN_TOKEN}"}
+    first, *others = cluster.members
+    decided = request(
+        first.address, "POST", f"{path}/{comment_id}/decision",
+        json_body={"action": "reject", "reason": "spam"}, headers=admin,
+    )  # fmt: skip
+    assert decided.status == 200 and decided.json()["status"] == "rejected", decided.body
+    language = path.split("/")[3]
+    for member in others:
+        assert request(member.address, "GET", f"{path}/{comment_id}").status == 404, member.name
+        listed = request(member.address, "GET", f"{path}?page_size=100").json()
+        assert comment_id not in {c["id"] for c in listed["items"]}, member.name
+        actions, after = [], 0
+        while True:  # the whole log, page by page (other tests wrote to it too)
+            log = request(
+                member.address,
+                "GET",
+                f"/api/v1/{language}/moderation/log?limit=500&after={after}",
+                headers=admin,
+            ).json()
+            actions += [e["action"] for e in log["items"] if e["comment_id"] == comment_id]
+            if not log["items"]:
+                break
+            after = log["next"]
+        assert actions == ["create", "reject"], member.name
 
 
 def test_rate_limit_holds_across_instances(cluster: Cluster) -> None:

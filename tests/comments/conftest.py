@@ -18,8 +18,8 @@ import falcon
 import pytest
 
 from app import errors
-from app.comments import CommentService, create_comment_service
-from app.comments.model import CommentStore
+from app.comments import CommentService, CommentStore, create_comment_service
+from app.comments.auth import ArticleLookup
 from app.config import Settings
 from app.mount import mount
 from app.routes import ROUTES
@@ -55,10 +55,16 @@ def dsn(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def build() -> Iterator[Callable[..., Client]]:
-    """`build(dsn, store=None, **settings_overrides)`: a client; services closed at the end."""
+    """`build(dsn, store=None, facts=None, **settings_overrides)`: a client; services closed
+    at the end. `facts` gives articles titles and publication times (app.comments.auth)."""
     services: list[CommentService] = []
 
-    def make(dsn: str, store: CommentStore | None = None, **overrides: Any) -> Client:
+    def make(
+        dsn: str,
+        store: CommentStore | None = None,
+        facts: ArticleLookup | None = None,
+        **overrides: Any,
+    ) -> Client:
         settings = replace(
             Settings(
                 comments_dsn=dsn,
@@ -69,16 +75,16 @@ def build() -> Iterator[Callable[..., Client]]:
             **overrides,
         )
         if store is None:
-            service = create_comment_service(settings, article_exists)
+            service = create_comment_service(settings, article_exists, None, facts)
         else:
-            service = CommentService(settings, store, article_exists)
+            service = CommentService(settings, store, article_exists, None, facts)
         services.append(service)
         app = falcon.App()
         errors.install(app)
         # The comment routes need only the settings and the comment service of the shared
         # parts (app.routes.Shared).
         shared: Any = SimpleNamespace(settings=settings, comments=service)
-        mount(app, shared, [route for route in ROUTES if route.tag == "comments"])
+        mount(app, shared, [route for route in ROUTES if route.tag in ("comments", "moderation")])
         client = Client(app)
         client.service = service
         return client

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 from collections.abc import Callable
@@ -53,6 +54,9 @@ def pg_dsn(name: str) -> str:
     return f"postgresql://postgres@{PG_HOST}:{PG_PORT}/{name}"
 
 
+_SERIAL = itertools.count(1)
+
+
 class Client(falcon.testing.TestClient):
     service: CommentService
 
@@ -68,5 +72,18 @@ def post(
     **kwargs: Any,
 ) -> falcon.testing.Result:
     if body is None:
-        body = {"author": "Ann", "content": "Hello"}
+        # A new text each time: the same text from one client within ten minutes is a
+        # duplicate (409, docs/moderation.md rule 2). A retry with an Idempotency-Key sends
+        # the same text again.
+        key = (kwargs.get("headers") or {}).get("Idempotency-Key")
+        body = {"author": "Ann", "content": f"Hello {key or next(_SERIAL)}"}
     return client.simulate_post(path, json=body, **kwargs)
+
+
+# What only the 201 of a create carries (docs/api.md §12): the rest is the public Comment.
+CREATE_ONLY = ("status", "moderation", "author_token")
+
+
+def public(created: dict[str, Any]) -> dict[str, Any]:
+    """The Comment a reader gets for the comment a create answered with."""
+    return {key: value for key, value in created.items() if key not in CREATE_ONLY}

@@ -175,7 +175,7 @@ def test_trusted_proxy_handling_through_http(make_client: MakeClient) -> None:
 
 def test_idempotent_retry_returns_the_first_comment(client: Client) -> None:
     key = {"Idempotency-Key": "retry-1"}
-    first = post(client, headers=key)
+    first = post(client, {"author": "Ann", "content": "Hello"}, headers=key)
     again = post(client, {"author": " Ann", "content": "Hello "}, headers=key)
     assert first.status_code == again.status_code == 201
     assert again.json == first.json

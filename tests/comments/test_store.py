@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from app.comments import create_comment_service, open_store
+from app.comments.migrations import MIGRATIONS
 from app.comments.model import NewComment, RateLimit, StoreUnavailable
 from app.comments.sqlite import SQLiteStore
 from app.config import ConfigError, Settings
@@ -175,12 +176,14 @@ def check_schema(dsn: str) -> bytes:
             ]
         )
         secrets = store._run(
-            lambda conn: conn.execute("SELECT value FROM comment_secrets").fetchall()
+            lambda conn: conn.execute(
+                "SELECT value FROM comment_secrets ORDER BY name DESC"  # the rate key first
+            ).fetchall()
         )
     finally:
         store.close()
-    assert versions == [1, 2]
-    assert len(secrets) == 1
+    assert versions == [migration.version for migration in MIGRATIONS]
+    assert len(secrets) == 2  # the rate limit's key and the author tokens' key
     return bytes(secrets[0][0])
 
 

@@ -115,3 +115,51 @@ def map_query(ctx: Any, query: dict[str, Any] | None) -> dict[str, Any] | None:
     if first > last:
         query["from"], query["to"] = query["to"], query["from"]
     return query
+
+
+_DECISION = _COMMENTS + "/{comment_id}/decision"
+# The messages of the rules between a decision's fields (app/comments/wire.py `Decision`)
+# and between a decision and its comment or notice (app/comments/moderation_sql.py).
+_DECISION_RULES = (
+    "needs a `reason`",
+    "takes no `reason`",
+    "go together",
+    "needs `grounds`",
+    "a notice is settled by",
+    "needs `reject` with `illegal_content`",
+    "only a visible comment can be",
+    "is not a notice of this comment",
+    "decided already",
+)
+
+
+@functools.cache
+def _decision_validator() -> Any:
+    import jsonschema
+
+    from app.openapi import openapi_document
+
+    schemas = openapi_document()["components"]["schemas"]
+    # The schemas refer to each other as #/components/schemas/...: a root shaped like the
+    # document resolves them.
+    root = {"$ref": "#/components/schemas/Decision", "components": {"schemas": schemas}}
+    return jsonschema.Draft202012Validator(root)
+
+
+@schemathesis.check
+def decision_rules_stated(ctx: Any, response: Any, case: Any) -> bool | None:
+    """A schema-valid decision is refused with a 422 only for a rule between its fields or
+    between it and its comment: every rule on a single field is in the schema."""
+    if response.status_code != 422 or case.method.upper() != "POST" or case.path != _DECISION:
+        return None
+    if not isinstance(case.body, dict) or not _decision_validator().is_valid(case.body):
+        return None
+    items = json.loads(response.text)["detail"]
+    stated = [
+        item
+        for item in items
+        if item.get("loc") != ["body"]
+        or not any(rule in item.get("msg", "") for rule in _DECISION_RULES)
+    ]
+    assert not stated, f"a schema-valid decision was refused for a rule the document omits: {items}"
+    return None

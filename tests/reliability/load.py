@@ -6,6 +6,7 @@ fds / connections of the master and each worker at start and end.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import random
 import threading
 import time
@@ -92,13 +93,14 @@ def run_load(
     def client(seed: int) -> None:
         rng = random.Random(seed)
         requests = writes = 0
+        sent = itertools.count()  # every write a new text: a repeated one is a 409
         local: Counter[str] = Counter()
         while not stop.is_set():
             write = rng.random() < write_share
             try:
                 if write:
                     reply = server.post_comment(
-                        "en", rng.choice(articles), f"load {seed} {requests}"
+                        "en", rng.choice(articles), f"load {seed} {next(sent)}"
                     )
                     ok = reply.status == 201
                 else:

@@ -323,14 +323,18 @@ def test_sigterm_drains_in_flight_requests(sample_bundle: Path, tmp_path: Path) 
     srv = Server(tmp_path / "srv", sample_bundle).start()
     try:
         article = sample_article_ids(sample_bundle)[0]
-        body = orjson.dumps({"author": "drain", "content": "sent across a SIGTERM"})
-        head = (
-            f"POST {comments_path(article)} HTTP/1.1\r\nHost: x\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-            "Connection: close\r\n\r\n"
-        ).encode()
+        # Two texts: the same one twice from one client would be a duplicate (409).
+        bodies = [
+            orjson.dumps({"author": "drain", "content": f"sent across a SIGTERM ({n})"})
+            for n in range(2)
+        ]
         socks = []
-        for _ in range(2):  # one in each worker
+        for body in bodies:  # one in each worker
+            head = (
+                f"POST {comments_path(article)} HTTP/1.1\r\nHost: x\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                "Connection: close\r\n\r\n"
+            ).encode()
             sock = socket.create_connection(("127.0.0.1", srv.port), timeout=20)
             sock.sendall(head + body[:10])
             socks.append(sock)
@@ -338,7 +342,7 @@ def test_sigterm_drains_in_flight_requests(sample_bundle: Path, tmp_path: Path) 
         os.kill(srv.pid, signal.SIGTERM)
         time.sleep(1.0)
         replies = []
-        for sock in socks:
+        for sock, body in zip(socks, bodies, strict=True):
             sock.sendall(body[10:])
             replies.append(sock.recv(65536))
             sock.close()

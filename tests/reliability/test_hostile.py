@@ -156,6 +156,9 @@ OVERSIZE = b'{"author":"a","content":"' + b"x" * (64 * 1024) + b'"}'
 WIDE_OK = orjson.dumps({"author": "a", "content": "fine", "junk": "y" * 60_000})
 MANY_KEYS = orjson.dumps({"author": "a", "content": "ok", **{f"k{i}": i for i in range(4000)}})
 COMMENT = orjson.dumps({"author": "mallory", "content": SQL})
+# Another text for a second create that must succeed: the same one again from the same
+# client within ten minutes is a duplicate (409, docs/moderation.md rule 2).
+COMMENT_AGAIN = orjson.dumps({"author": "mallory", "content": SQL + " (again)"})
 
 
 def body(author: object = "a", content: object = "b", **extra: object) -> bytes:
@@ -266,7 +269,7 @@ CASES: tuple[Case, ...] = (
     Case("ct-json-latin1", "POST", C, (415,), None, {"Content-Type": "application/json; charset=latin-1"}, COMMENT),
     Case("ct-json-suffix", "POST", C, (415,), None, {"Content-Type": "application/json-patch+json"}, COMMENT),
     Case("ct-garbage", "POST", C, (415,), None, {"Content-Type": ";;;=\"\\"}, COMMENT),
-    Case("ct-upper", "POST", C, (201,), None, {"Content-Type": "APPLICATION/JSON"}, COMMENT),
+    Case("ct-upper", "POST", C, (201,), None, {"Content-Type": "APPLICATION/JSON"}, COMMENT_AGAIN),
     Case("ct-json-empty-body", "POST", C, (422,), loc("body"), JSON, b"", wire=True),
     Case("ct-json-not-json", "POST", C, (422,), loc("body"), JSON, b"author=a"),
     Case("ct-on-get", "GET", "/api/v1/en/articles", (200,), a_list, {"Content-Type": "text/html"}, b"<x>"),
