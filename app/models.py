@@ -38,6 +38,7 @@ from app.timestamps import date_bound_us, format_timestamp, parse_timestamp
 
 PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX = 20, 100
 LIMIT_DEFAULT, LIMIT_MAX = 10, 50
+CHANGES_LIMIT_DEFAULT, CHANGES_LIMIT_MAX = 100, 1000
 QUERY_MAX_CHARS = 200
 AUTHOR_MAX = 80
 CONTENT_MAX = 5000
@@ -443,6 +444,36 @@ class CorrectionEntry(BaseModel):
 class CorrectionList(Page[CorrectionEntry]):
     """A page of a language's corrections log: `at` descending, then `article_id`, then
     `kind` (`correction` before `retraction`)."""
+
+
+_CURSOR_EXAMPLE = "ATdBRGQVEQWHAQUAAAAAAAAAhONuXA"
+
+
+class Change(BaseModel):
+    """One item of the change feed: an article's state now, and the publish that made it."""
+
+    model_config = _wire_config()
+
+    id: Annotated[str, Field(examples=["en-0001"])]
+    kind: Literal["upsert", "retracted", "removed"]
+    """`upsert`: the article answers 200 now, with this `updated_at`; `retracted`: it answers
+    410 with its notice; `removed`: it answers 404."""
+    at: Timestamp
+    """When the publish that recorded this change was built."""
+    updated_at: Timestamp | None
+    """The article's `updated_at` for an `upsert`; null for the other kinds."""
+
+
+class ChangeList(BaseModel):
+    """A page of the change feed, in publish order, each article at most once."""
+
+    model_config = _wire_config()
+
+    items: list[Change]
+    next: Annotated[str, Field(examples=[_CURSOR_EXAMPLE])]
+    """The cursor to ask with next (`since`); never null."""
+    more: bool
+    """Whether asking with `next` now would return items."""
 
 
 RETRACTED_EXAMPLE: dict[str, Any] = {
@@ -909,6 +940,22 @@ class LatestQuery(BaseModel):
     limit: Annotated[int, _query_int(LIMIT_DEFAULT, LIMIT_MAX, "How many articles."), _Base10] = (
         LIMIT_DEFAULT
     )
+
+
+class ChangesQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    since: str | None = Field(
+        default=None,
+        description="A cursor: the `next` of an earlier answer. Without it, the initial"
+        " listing: every current article and every retraction.",
+        examples=[_CURSOR_EXAMPLE],
+    )
+    limit: Annotated[
+        int,
+        _query_int(CHANGES_LIMIT_DEFAULT, CHANGES_LIMIT_MAX, "How many changes at most."),
+        _Base10,
+    ] = CHANGES_LIMIT_DEFAULT
 
 
 def _trim(value: Any) -> Any:

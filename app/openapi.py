@@ -31,6 +31,7 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     m.SearchFacets,
     m.SearchResults,
     m.CorrectionList,
+    m.ChangeList,
     m.RetractedArticle,
     m.Comment,
     m.CommentList,
@@ -316,10 +317,14 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
         example = ERROR_EXAMPLES[status]
         if status in op.error_details:
             example = {"detail": op.error_details[status]}
-        notice = status == 410 and cacheable  # an article's own URL: its retraction notice
+        # an article's own URL: its retraction notice
+        notice = status == 410 and cacheable and "{article_id}" in route.path
+        expired = status == 410 and cacheable and not notice  # the change feed's cursor
         if notice:
             model, description = m.RetractedArticle, _RETRACTED
             example = m.RETRACTED_EXAMPLE
+        elif expired:
+            example = {"detail": "Cursor expired"}
         content = _content(model)
         content[_JSON]["example"] = example
         response: dict[str, Any] = {"description": description, "content": content}
@@ -328,6 +333,8 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
                 name: RESPONSE_HEADERS[name]
                 for name in ("ETag", "Cache-Control", "Vary", "Content-Encoding", "Surrogate-Key")
             }
+        if expired:
+            response["headers"] = {"Cache-Control": RESPONSE_HEADERS["No-Store"]}
         if status == 429:
             response["headers"] = {"Retry-After": RESPONSE_HEADERS["Retry-After"]}
         if status == 401:

@@ -359,6 +359,35 @@ ROUTES: tuple[Route, ...] = (
         ),
         cache="public",
     ),
+    Route(
+        f"{API}/changes",
+        lambda s: articles.Changes(s.store),
+        "articles",
+        (
+            Operation(
+                "listChanges",
+                Texts(
+                    "Change feed for mirrors",
+                    "Every change of what `GET` of an article answers (published, changed,"
+                    " corrected, retracted, removed), in publish order, each article at most"
+                    " once per answer with its state now. Without `since`: every current"
+                    " article (`upsert`) and every retraction, then what changed after the"
+                    " walk began. Follow `next` while `more` is true, then poll with the last"
+                    " `next`. A cursor from a newer bundle of the same lineage gets no items and"
+                    " the same `next`. Changes of the last `NEWS_CHANGES_RETENTION_DAYS` days"
+                    " (default 90) are kept.",
+                    "A page of changes.",
+                ),
+                m.ChangeList,
+                query=m.ChangesQuery,
+                errors={
+                    410: "Cursor expired: not a cursor, of another lineage or language, or"
+                    " before the oldest change kept. Start again without `since`."
+                },
+            ),
+        ),
+        cache="public",
+    ),
     _feed(
         "atom",
         Operation(

@@ -35,6 +35,8 @@ from news_client.api.articles import (
     list_articles_head,
     list_categories,
     list_categories_head,
+    list_changes,
+    list_changes_head,
     list_corrections,
     list_corrections_head,
     search_articles,
@@ -103,6 +105,7 @@ from news_client.models import (
     ArticleList,
     ArticleSettings,
     ArticleSummary,
+    ChangeList,
     Comment,
     CommentCount,
     CommentCounts,
@@ -392,6 +395,26 @@ def main(base_url: str, broken_url: str, admin_token: str, fr_token: str, edit_s
     )
     expect("listCorrectionsHead", list_corrections_head.sync_detailed(en, client=client), 200, None)
     expect("countComments", count_comments.sync_detailed(en, gone, client=client), 410, Error)
+
+    # -- the change feed (docs/api.md §13): an initial listing, followed to its end ----------
+    changes: ChangeList = expect(
+        "listChanges", list_changes.sync_detailed(en, client=client, limit=2), 200, ChangeList
+    )
+    seen = {item.id: str(item.kind) for item in changes.items}
+    while changes.more:
+        changes = expect(
+            "listChanges",
+            list_changes.sync_detailed(en, client=client, since=changes.next_, limit=2),
+            200,
+            ChangeList,
+        )
+        seen.update((item.id, str(item.kind)) for item in changes.items)
+    assert seen[gone] == "retracted" and seen[article.id] == "upsert"
+    expect("listChanges", list_changes.sync_detailed(en, client=client, since="x"), 410, Error)
+    expect(
+        "listChanges", list_changes.sync_detailed(en, client=client, limit=0), 422, ValidationError
+    )
+    expect("listChangesHead", list_changes_head.sync_detailed(en, client=client), 200, None)
 
     # -- feeds and sitemaps: XML as text, the JSON Feed as its model -------------------------
     atom = expect("getAtomFeed", get_atom_feed.sync_detailed(en, client=client), 200, str)

@@ -56,7 +56,7 @@ def test_accessors_say_what_the_source_records_say(
                     assert ids[i] == segment.id_at(i) == article["id"].encode()
                     assert categories[i] == record["category"]
                     assert published[i] == _micros(record["published_at"])
-                    assert segment.updated[i] == _micros(article["updated_at"]) // 1_000_000
+                    assert segment.updated[i] == _micros(article["updated_at"])
                     assert stories[i] == (record.get("story_id") or "").encode()
                     tag = segment.etags[i * fmt.ETAG_BYTES : (i + 1) * fmt.ETAG_BYTES]
                     assert tag == hashlib.blake2b(segment.record(i), digest_size=16).digest()

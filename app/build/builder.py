@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import shutil
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -29,13 +30,14 @@ import numpy as np
 import orjson
 
 from app import surrogate_keys
-from app.build import policy, retractions, stories
+from app.build import changes, policy, retractions, stories
 from app.build.compile import compile_segment, index_doc
 from app.build.generation import build_generation
 from app.build.merge import SegmentReader, merge_segments
 from app.build.records import Article
 from app.build.site import build_site
 from app.build.sources import LINE_RECORD, NewArticle, NewArticles, Previous, scan
+from app.bundle import changes as change_log
 from app.bundle import format as fmt
 from app.bundle import manifest as manifests
 from app.bundle import versions
@@ -286,7 +288,11 @@ def build_report(
     full: bool = False,
     merge: Merge = "auto",
     wait: float = 0.0,
+    publish_time: int | None = None,
 ) -> BuildReport:
+    """`publish_time` (microseconds since the epoch) is the time the change feed records for
+    this publish (docs/publishing.md, "The change feed"); by default the clock for an
+    incremental build and the newest time in the sources for a from-scratch one."""
     jobs = max(1, jobs or os.cpu_count() or 1)
     with output_lock(out, wait=wait):
         check_replaceable(out)
@@ -336,6 +342,8 @@ def build_report(
                 report,
                 entries,
                 full=manifest is None,
+                existing=existing,
+                publish_time=publish_time,
             )
         site, written = build_site(store, languages, urls, fmt.SITEMAP_PAGE_URLS)
         entries.update(written)
@@ -403,6 +411,8 @@ def _plan_languages(
     entries: dict[str, ObjectEntry],
     *,
     full: bool,
+    existing: Manifest | None = None,
+    publish_time: int | None = None,
 ) -> dict[str, dict[str, Any]]:
     """New segments, merges and generations of every language, built on `built_on` (the JSON
     form of the manifest built on, None from scratch); fills `entries` with the manifest
@@ -547,6 +557,9 @@ def _plan_languages(
         lists = {_pair_words_of(store, desc) for desc in segments[language]}
         if len(lists) > 1:
             raise BundleError(f"language {language}: segments index different pair words")
+    publish = _publish(
+        store, built_on, existing, result, segments, notices, report, publish_time, full=full
+    )
     # 4. Generations: each sorts every live article of its language (and renders its changed
     # feeds), so on a large archive they run side by side in worker processes.
     generations = {
@@ -559,6 +572,7 @@ def _plan_languages(
             urls,
             None if built_on is None else built_on["languages"][language],
             notices[language],
+            publish,
             work=sum(int(desc["docs"]) for desc in segments[language]),
         )
         for language in LANGUAGES
@@ -570,6 +584,78 @@ def _plan_languages(
         languages[language] = meta
         report.segments[language] = len(segments[language])
     return languages
+
+
+def _publish(
+    store: ObjectStore,
+    built_on: dict[str, Any] | None,
+    existing: Manifest | None,
+    result: Any,
+    segments: dict[str, list[dict[str, Any]]],
+    notices: dict[str, list[retractions.RetractedArticle]],
+    report: BuildReport,
+    publish_time: int | None,
+    *,
+    full: bool,
+) -> changes.Publish:
+    """What the change feed records of this build (app/build/changes.py): the lineage it
+    belongs to, its time, the retention, and each language's candidate ids.
+
+    A from-scratch build starts a lineage. It must be byte-identical for the same input, so
+    its time is the newest time in the sources (an article's `updated_at`, a retraction's or
+    a correction's `at`) and its lineage a digest of that time and of the source lines. An
+    incremental build keeps the lineage and is stamped by the clock (whole seconds), never
+    earlier than the lineage's last publish."""
+    retention = changes.DAY_US * int(os.environ.get("NEWS_CHANGES_RETENTION_DAYS", "90"))
+    if not full and built_on is not None:
+        metas = [
+            orjson.loads(store.path(meta["files"][fmt.CHANGES_JSON]).read_bytes())
+            for meta in built_on["languages"].values()
+        ]
+        last = max((p[1] for m in metas for p in m["publishes"][-1:]), default=0)
+        at = publish_time if publish_time is not None else int(time.time()) * 1_000_000
+        candidates = {k: list(v) for k, v in report.changed_articles.items() if v}
+        return changes.Publish(
+            metas[0]["lineage"], max(at, last), retention, fresh=False, candidates=candidates
+        )
+    if publish_time is None:
+        newest = [
+            int(np.frombuffer(SegmentReader(store, desc).raw(fmt.UPDATED), dtype="<i8").max())
+            for descs in segments.values()
+            for desc in descs
+            if desc["docs"]
+        ]
+        for notes in notices.values():
+            for r in notes:
+                newest += [r.at_us, *(us for us, _, _ in r.corrections)]
+        publish_time = max(newest, default=0)
+    digest = hashlib.blake2b(b"%d\n" % publish_time, digest_size=change_log.LINEAGE_BYTES)
+    counts = {}
+    for language in LANGUAGES:
+        new = result.new.get(language, NewArticles())
+        lines = result.retractions.get(language, [])
+        digest.update(f"{language}\0{len(new)}\0{len(lines)}\n".encode())
+        digest.update(bytes(new.hashes))
+        digest.update(b"".join(r.hash for _, _, r, _ in lines))
+        counts[language] = len(new) + len(lines)
+    lineage = digest.hexdigest()
+    if existing is not None:
+        # A --full build over a bundle of the lineage it would start, whose history went on
+        # (the sources came back to where it began): a new lineage all the same, or the
+        # cursors of the old history would be taken for this one's.
+        try:
+            old = {
+                code: orjson.loads(store.path(meta.files[fmt.CHANGES_JSON]).read_bytes())
+                for code, meta in existing.languages.items()
+            }
+        except (OSError, ValueError, KeyError):
+            old = {}
+        if any(m.get("lineage") == lineage for m in old.values()) and any(
+            m.get("head") != counts[code] for code, m in old.items()
+        ):
+            digest.update(orjson.dumps(sorted((c, m.get("head")) for c, m in old.items())))
+            lineage = digest.hexdigest()
+    return changes.Publish(lineage, publish_time, retention, fresh=True, candidates={})
 
 
 def _segments_holding(

@@ -128,8 +128,9 @@ def compile_segment(
     files[fmt.SITEMAP_BIN], files[fmt.SITEMAP_OFF] = joined(sitemap, fmt.RECORDS["sitemap"][2])
     files.update(compressed_pieces("sitemap", sitemap))
     files[fmt.PUBLISHED] = array("q", [epoch_micros(a.published) for a in ordered]).tobytes()
-    # Whole seconds: Last-Modified is an HTTP-date, which has no finer precision.
-    updated = [epoch_micros(a.updated) // 1_000_000 for a in ordered]
+    # Microseconds, as the Article's `updated_at` says it (the change feed answers it
+    # without reading the record); Last-Modified takes the whole seconds.
+    updated = [epoch_micros(a.updated) for a in ordered]
     files[fmt.UPDATED] = array("q", updated).tobytes()
     names = sorted({a.category for a in ordered})
     number = {name: i for i, name in enumerate(names)}

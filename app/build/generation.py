@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from app.build import retractions
+from app.build import changes, retractions
 from app.build.retractions import RetractedArticle
 from app.bundle import format as fmt
 from app.bundle import versions
@@ -39,10 +39,12 @@ def build_generation(
     urls: PublicUrls,
     previous: Mapping[str, Any] | None = None,
     retracted: list[RetractedArticle] | None = None,
+    publish: changes.Publish | None = None,
 ) -> tuple[dict[str, Any], dict[str, ObjectEntry]]:
     """The manifest entry of one language and the entries of its new generation objects.
     `previous` is the language's entry in the bundle being updated: its feeds are reused
-    where their articles did not change. `retracted`: the language's retracted articles."""
+    where their articles did not change. `retracted`: the language's retracted articles.
+    `publish`: what the change feed records of this build (app/build/changes.py)."""
     rows: list[tuple[int, bytes, int]] = []  # (-published, id, gid) of every live document
     categories: list[str] = []  # by gid
     by_story: list[tuple[bytes, int]] = []  # (story id, gid) of live documents with a story
@@ -92,6 +94,17 @@ def build_generation(
     )
     content.update(trust_served)
 
+    change_files = changes.build_files(
+        store,
+        language,
+        publish or changes.Publish("00" * 8, 0, 0, fresh=True, candidates={}),
+        previous,
+        [i for i, _ in by_id],
+        [g for _, g in by_id],
+        all_etags,
+        retracted or [],
+    )
+
     by_story.sort()
     story_off = np.concatenate(([0], np.cumsum([len(s) for s, _ in by_story], dtype=np.int64)))
     selections: list[tuple[str | None, np.ndarray]] = [(None, order[:FEED_ENTRIES])]
@@ -122,6 +135,7 @@ def build_generation(
         (fmt.STORY_IDS_GID, np.asarray([g for _, g in by_story], dtype="<u4").tobytes()),
         (fmt.FEEDS_JSON, feeds_json),
         *trust_files,
+        *change_files,
     ):
         obj, entry = store.put(data)
         files[name] = obj

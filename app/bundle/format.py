@@ -23,7 +23,8 @@ until a merge replaces it:
     etags.bin                 16 bytes per article: BLAKE2b of its Article JSON
     ids.bin / .off            ids (UTF-8) in segment order, uint64 offsets (n + 1)
     published.i64             published_at in microseconds since the epoch
-    updated.i64               updated_at in whole seconds since the epoch (Last-Modified)
+    updated.i64               updated_at in microseconds since the epoch (Last-Modified takes
+                              the whole seconds; the change feed the exact time)
     category.u32 / categories.json
                               each article's category, as an index into the segment's names
     lines.bin                 16 bytes per article: the hash of its source line (builds only)
@@ -74,6 +75,10 @@ rewritten by every publish; they are a few bytes per article:
     log.bin / .off            the corrections log entries, newest first, joined by b",";
     log.gzip / .off           the same records as compressed pieces, laid out as a
     log.zstd / .off           segment's records (uint64 offsets, n + 1)
+    changes.log               the change feed (docs/api.md §13): one 16-byte record per id
+                              whose latest change is kept (app/bundle/changes.py)
+    changes.ids / .off        the ids of its `removed` entries, sorted bytewise
+    changes.json              its lineage, head, floor and the publishes kept
 
 The manifest's `site` entry holds what spans languages: the sitemap index and the news
 sitemap, each in identity, gzip, br and zstd (`files`), the codec that compressed them, the
@@ -188,6 +193,11 @@ LOG_FILES = {
     "zstd": ("log.zstd", "log.zstd.off"),
 }
 LOG_SEPARATOR = b","
+# The change feed (app/bundle/changes.py).
+CHANGES_LOG = "changes.log"
+CHANGES_IDS_BIN = "changes.ids"
+CHANGES_IDS_OFF = "changes.ids.off"
+CHANGES_JSON = "changes.json"
 GENERATION_FILES: tuple[str, ...] = (
     ORDER,
     IDS_BIN,
@@ -208,6 +218,10 @@ GENERATION_FILES: tuple[str, ...] = (
     RETRACTIONS_JSON,
     NOTICES_BIN,
     *(name for pair in LOG_FILES.values() for name in pair),
+    CHANGES_LOG,
+    CHANGES_IDS_BIN,
+    CHANGES_IDS_OFF,
+    CHANGES_JSON,
 )
 # Content codings of the precompressed whole documents (feeds, sitemap index, news sitemap).
 DOCUMENT_ENCODINGS = ("identity", "gzip", "br", "zstd")

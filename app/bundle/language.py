@@ -19,6 +19,7 @@ import numpy as np
 import orjson
 
 from app.bundle import format as fmt
+from app.bundle.changes import ChangeLog
 from app.bundle.errors import BundleError
 from app.bundle.id_index import IdIndex
 from app.bundle.segment import SEPARATORS, Run, SegmentReader
@@ -209,6 +210,18 @@ class LanguageData:
                 variants[encoding] = notices[start:stop]
             self.retracted[record["id"]] = (variants, f'"{record["notice"]["etag"]}"')
         self.corrections = CorrectionsLog(gen, where)
+        self.changes = ChangeLog(
+            language,
+            gen,
+            (gen[fmt.IDS_BIN], gen[fmt.IDS_OFF], gen[fmt.IDS_GID]),
+            list(self.retracted),  # retractions.json is sorted by id
+            [segment.updated for segment in self.segments],
+            where,
+        )
+        # What a change feed answer depends on beyond the request: the log's objects (their
+        # names are digests of their bytes) and what is served.
+        files = meta["files"]
+        self.changes_key = f"{files[fmt.CHANGES_LOG][:16]}{files[fmt.CHANGES_JSON][:16]}"
 
     # -- lookups -----------------------------------------------------------------------
 

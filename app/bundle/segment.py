@@ -64,7 +64,7 @@ class SegmentReader:
         self.articles = files[fmt.ARTICLES_BIN]
         self.articles_off = files[fmt.ARTICLES_OFF].cast(fmt.OFFSET_TYPECODE)
         self.etags = files[fmt.ETAGS_BIN]  # fmt.ETAG_BYTES per document
-        self.updated = files[fmt.UPDATED].cast("q")  # whole seconds (Last-Modified)
+        self.updated = files[fmt.UPDATED].cast("q")  # microseconds (Last-Modified, changes)
         # No deleted documents: consecutive gids can be sliced as one run (LanguageData).
         self.whole = True
         # (kind, encoding) -> (blob, offsets, separator length): every encoding of a record.
@@ -202,15 +202,15 @@ class Run(Generic[Source]):
 
 def newest_updated(runs: Sequence[Run[SegmentReader]]) -> datetime | None:
     """Last-Modified of a page of articles: the newest `updated_at` of its records, to the
-    second (an HTTP-date's precision; updated.i64, written by the builder); None for an empty
-    page."""
+    second (an HTTP-date's precision; updated.i64, written by the builder in microseconds);
+    None for an empty page."""
     newest = None
     for run in runs:
         if run.stop > run.start:
             top = max(run.segment.updated[run.start : run.stop])
             if newest is None or top > newest:
                 newest = top
-    return None if newest is None else _moment(newest)
+    return None if newest is None else _moment(newest // 1_000_000)
 
 
 # The same object for the same second: app.delivery.http_date caches its text by it, and an

@@ -31,7 +31,8 @@ FORMAT_NAME = "news-bundle"
 # 5: corrections in segments; retractions, their notices and the corrections log.
 # 6: the site entry's `news` (the news sitemap's window is cut at request time).
 # 7: updated.i64 in segments (Last-Modified without reading the records); ids.hash.
-FORMAT_VERSION = 7
+# 8: the change feed (changes.*) in generations; updated.i64 in microseconds.
+FORMAT_VERSION = 8
 # 3: every Article carries `translations`.
 # 4: every Article carries `provenance` and `corrections`, every summary `ai_generated`.
 CONTENT_VERSION = 4

@@ -15,15 +15,23 @@ import falcon
 
 from app import params
 from app import surrogate_keys as keys
+from app.bundle import changes
 from app.bundle.format import LOG_KIND
 from app.bundle.language import LanguageData, ListPage, SearchPage
 from app.bundle.segment import newest_updated
 from app.bundle.store import BundleStore
-from app.delivery import Body, Composed, Precomputed, send
-from app.errors import article_not_found
+from app.delivery import Body, Composed, Precomputed, Whole, send
+from app.errors import APIError, article_not_found
 from app.http_cache import CachePolicy
 from app.links import set_link
-from app.models import ArticleListQuery, LatestQuery, ListOrder, PageQuery, SearchQuery
+from app.models import (
+    ArticleListQuery,
+    ChangesQuery,
+    LatestQuery,
+    ListOrder,
+    PageQuery,
+    SearchQuery,
+)
 
 # Part of every collection ETag: bump it when the envelope the server writes changes.
 _ENVELOPE_VERSION = "1"
@@ -216,3 +224,35 @@ class Categories(BundleResource):
         send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
 
     on_head = on_get
+
+
+class Changes(BundleResource):
+    """GET /api/v1/{language}/changes?since&limit (docs/api.md §13)"""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
+        data = self.store.current().languages[language]
+        query = params.parse(req, ChangesQuery)
+        log = data.changes
+        try:
+            cursor = log.start() if query.since is None else changes.Cursor.decode(query.since)
+            page = log.page(cursor, query.limit)
+        except changes.CursorExpired:
+            raise cursor_expired() from None
+        etag = _collection_etag(data, "changes", data.changes_key, query.since, query.limit)
+        send(
+            req,
+            resp,
+            Whole(page.body()),
+            etag,
+            self.cache,
+            keys.collection(language),
+            data.codec,
+        )
+
+    on_head = on_get
+
+
+def cursor_expired() -> APIError:
+    """410: not a cursor, another lineage or language, or before the oldest change kept. Not
+    cacheable: the client starts again without `since`."""
+    return APIError(410, "Cursor expired", headers={"Cache-Control": "no-store"})
