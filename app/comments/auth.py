@@ -19,6 +19,7 @@ from app.comments.model import Screening, StoreUnavailable
 from app.comments.moderators import Moderator, Moderators
 from app.comments.sql import SQLStore
 from app.comments.terms import TermLists
+from app.comments.validation import plausible_id
 from app.config import Settings
 from app.errors import APIError, article_not_found
 
@@ -69,6 +70,13 @@ class Context:
                 raise APIError(410, "Article retracted")  # comments close with the article
             raise article_not_found()
 
+    def require_comment(self, language: str, article_id: str, comment_id: str) -> None:
+        """The article (404/410), then whether the id could be one this service issued (an
+        id that cannot be is a 404 without a query)."""
+        self.require_article(language, article_id)
+        if not plausible_id(comment_id):
+            raise APIError(404, "Comment not found")
+
     def call(self, operation: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         try:
             return operation(*args, **kwargs)
@@ -117,12 +125,16 @@ class Context:
 
     # -- the create and edit rules' inputs ---------------------------------------------------
 
-    def screening(self, language: str, article_id: str, author: str, content: str) -> Screening:
+    def screening(
+        self, language: str, article_id: str, author: str, content: str, create: bool = True
+    ) -> Screening:
+        """The rules' inputs; closing by age (rule 1) only for a create: an edit runs
+        rules 2 to 7 alone."""
         return Screening(
             verdict=self.terms.verdict(language, author, content),
             has_link=_LINK_RE.search(content) is not None,
             default_mode=self.settings.moderation_mode,
-            closed_by_age=self.closed_by_age(language, article_id),
+            closed_by_age=create and self.closed_by_age(language, article_id),
         )
 
     def closes_at(self, language: str, article_id: str) -> datetime | None:

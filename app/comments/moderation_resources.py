@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 import falcon
 
 from app.comments import shapes
-from app.comments.auth import Context, bearer, unauthorized
+from app.comments.auth import bearer, unauthorized
 from app.comments.model import RateLimit, RateLimited, Unfit
 from app.comments.resources import (
     CommentTarget,
@@ -39,12 +39,6 @@ from app.languages import LANGUAGES
 from app.params import list_body, parse
 
 
-def _target(ctx: Context, language: str, article_id: str, comment_id: str) -> None:
-    ctx.require_article(language, article_id)
-    if not plausible_id(comment_id):
-        _comment_not_found()
-
-
 class _ReaderWrite(_ContextResource):
     """A reader's report or notice on one comment: the body (422), the article and the
     comment (404), then the store under the shared budget of reports and notices (429)."""
@@ -62,7 +56,7 @@ class _ReaderWrite(_ContextResource):
     ) -> None:
         ctx = self.ctx
         body = read_json(req, self.body)
-        _target(ctx, language, article_id, comment_id)
+        ctx.require_comment(language, article_id, comment_id)
         rate = rate_limit(ctx, req, reports=True)
         try:
             answer = self.store(body, (language, article_id, comment_id), rate)

@@ -326,16 +326,7 @@ class ModerationQueries(SQLBase):
         return self._run(op)
 
     def settings(self, language: str, article_id: str) -> tuple[str | None, bool]:
-        def op(conn: Any) -> tuple[str | None, bool]:
-            row = self._exec(
-                conn,
-                "SELECT mode, closed FROM article_comment_settings"
-                f" WHERE language = {self.param} AND article_id = {self.param}",
-                (language, article_id),
-            ).fetchone()
-            return (None, False) if row is None else (row[0], bool(row[1]))
-
-        return self._run(op)
+        return self._run(lambda conn: self._settings(conn, language, article_id))
 
     def put_settings(self, language: str, article_id: str, mode: str | None, closed: bool) -> None:
         def op(conn: Any) -> None:

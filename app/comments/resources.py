@@ -25,7 +25,7 @@ from app.comments.model import (
     Refused,
     Stored,
 )
-from app.comments.validation import parent_not_found, plausible_id, read_create, read_json
+from app.comments.validation import parent_not_found, read_create, read_json
 from app.comments.wire import CommentEdit, CreatedComment, OwnComment, OwnComments, Status
 from app.errors import JSON_TYPE, APIError
 from app.links import set_link
@@ -155,14 +155,14 @@ def _comment_target(
 @falcon.before(_comment_target)
 class CommentResource(_ContextResource):
     # Each responder checks, in the contract's order: its token (401/403), its body (422),
-    # then `_exists`: the article (404/410) and whether the id could be one this service
-    # issued (an id that cannot be is answered without a query).
+    # then `ctx.require_comment`: the article (404/410) and whether the id could be one this
+    # service issued (an id that cannot be is answered without a query).
     """`/api/v1/{language}/articles/{article_id}/comments/{comment_id}`: get, edit, erase."""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, target: CommentTarget) -> None:
         ctx = self.ctx
         author_id = self._author(req)
-        self._exists(target)
+        self.ctx.require_comment(*target)
         if author_id is not None:
             own = ctx.call(ctx.store.stored, *target)
             if own is not None and own.author_id == author_id:
@@ -180,11 +180,10 @@ class CommentResource(_ContextResource):
         author_id = ctx.author(req, required=True)
         assert author_id is not None
         body: CommentEdit = read_json(req, CommentEdit)
-        self._exists(target)
+        self.ctx.require_comment(*target)
         language, article_id, _ = target
-        screening = ctx.screening(language, article_id, "", body.content)
-        # Rule 1 (closed) is not one of the edit's rules: only 2 to 7 run again.
-        screening = replace(screening, closed_by_age=False)
+        # The author was screened with the comment's creation; only the new text is.
+        screening = ctx.screening(language, article_id, "", body.content, create=False)
         rate = self._rate(req)
         try:
             stored = ctx.call(
@@ -215,7 +214,7 @@ class CommentResource(_ContextResource):
             author_id = ctx.author(req, required=True)
         elif not moderator.covers(target[0]):
             raise APIError(403, "Not a moderator of this language")
-        self._exists(target)
+        self.ctx.require_comment(*target)
         if moderator is not None:
             erased = ctx.call(ctx.store.erase, *target, moderator=moderator.name)
         else:
@@ -226,11 +225,6 @@ class CommentResource(_ContextResource):
 
     def _rate(self, req: falcon.Request) -> RateLimit:
         return rate_limit(self.ctx, req)
-
-    def _exists(self, target: CommentTarget) -> None:
-        self.ctx.require_article(target[0], target[1])
-        if not plausible_id(target[2]):
-            _comment_not_found()
 
     def _author(self, req: falcon.Request) -> str | None:
         """The author of a GET's token; a moderator's token reads as a reader does."""

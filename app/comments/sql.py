@@ -269,7 +269,7 @@ class SQLStore(ModerationQueries):
                     raise duplicate()
                 # Edits count against the comment rate limit (each writes a log entry).
                 self._check_rate(conn, client_key, rate, now)
-                mode = self._mode(conn, language, article_id, screening, create=False)
+                mode = self._settings(conn, language, article_id)[0] or screening.default_mode
                 # Rule 6 counts the comment itself: an approved first comment, edited, is
                 # still its author's visible comment.
                 status, mod = self._rules(conn, screening, mode, author_id, None, at)
@@ -291,20 +291,6 @@ class SQLStore(ModerationQueries):
         return self._run(op)
 
     # -- the rules ----------------------------------------------------------------------
-
-    def _mode(
-        self, conn: Any, language: str, article_id: str, screening: Screening, create: bool = True
-    ) -> str:
-        """Rule 1 on a create (closed: refused), and the article's mode."""
-        row = self._exec(
-            conn,
-            "SELECT mode, closed FROM article_comment_settings"
-            f" WHERE language = {self.param} AND article_id = {self.param}",
-            (language, article_id),
-        ).fetchone()
-        if create and (screening.closed_by_age or (row is not None and row[1])):
-            raise closed()
-        return screening.default_mode if row is None or row[0] is None else str(row[0])
 
     def _checks(self, conn: Any, new: NewComment, client_key: bytes, at: datetime) -> str:
         """Rule 1 (closed: 403), the parent (422) and rule 2 (duplicate: 409), in this order,

@@ -288,6 +288,16 @@ class SQLBase(ABC):
             ).fetchall()
         return total, rows
 
+    def _settings(self, conn: Any, language: str, article_id: str) -> tuple[str | None, bool]:
+        """An article's own comment settings: (mode or None for the default, closed)."""
+        row = self._exec(
+            conn,
+            "SELECT mode, closed FROM article_comment_settings"
+            f" WHERE language = {self.param} AND article_id = {self.param}",
+            (language, article_id),
+        ).fetchone()
+        return (None, False) if row is None else (row[0], bool(row[1]))
+
     def _comment(self, row: tuple[Any, ...]) -> Comment:
         return Comment(
             id=row[0],

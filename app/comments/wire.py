@@ -240,11 +240,7 @@ class Decision(BaseModel):
     def _fits(self) -> Decision:
         if self.action is Action.reject and self.reason is None:
             raise ValueError("`reject` needs a `reason`")
-        if (
-            self.action is not Action.reject
-            and self.reason is not None
-            and (self.action is not Action.approve)
-        ):
+        if self.action in (Action.feature, Action.unfeature) and self.reason is not None:
             raise ValueError(f"`{self.action}` takes no `reason`")
         if (self.notice_id is None) != (self.notice_outcome is None):
             raise ValueError("`notice_id` and `notice_outcome` go together")
