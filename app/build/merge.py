@@ -22,7 +22,7 @@ from app.bundle.objects import ObjectEntry, ObjectStore, ObjectWriter
 from app.bundle.segment import SEPARATORS, SegmentReader
 from app.compression import IDENTITY
 from app.search import layout
-from app.search.indexer import index_meta, ragged_arange
+from app.search.indexer import index_meta, ragged_arange, sorted_unique
 
 # Postings per merge batch: about 40 bytes each in flight, plus their positions.
 BATCH_POSTINGS = 4_000_000
@@ -268,9 +268,9 @@ def _merge_index(
     unis = [r.array(layout.UNIGRAMS, "<u4") for r in readers]
     bis = [r.array(layout.BIGRAMS, "<u8") for r in readers]
     tris = [r.array(layout.TRIGRAMS, "<u8") for r in readers]
-    out_uni = np.unique(np.concatenate([np.zeros(0, "<u4"), *unis]))
-    out_bi = np.unique(np.concatenate([np.zeros(0, "<u8"), *bis]))
-    out_tri = np.unique(np.concatenate([np.zeros(0, "<u8"), *tris]))
+    out_uni = sorted_unique(np.concatenate([np.zeros(0, "<u4"), *unis]))
+    out_bi = sorted_unique(np.concatenate([np.zeros(0, "<u8"), *bis]))
+    out_tri = sorted_unique(np.concatenate([np.zeros(0, "<u8"), *tris]))
     nw, nu, nb = len(out_words), out_uni.size, out_bi.size
     doc_type = "H" if n <= layout.SHORT_DOC_LIMIT else "I"
     doc_dtype = "<u2" if doc_type == "H" else "<u4"
