@@ -511,6 +511,8 @@ def _run_pairs(pieces: list[str], listed: dict[str, int], dtype: np.dtype) -> _P
         return _no_postings(dtype)
     segs, lefts, rights = (list(column) for column in zip(*gaps, strict=True))
     docs = np.asarray(segs, dtype=np.uint64) >> np.uint64(2)
+    lengths_up = sorted({len(run) for run in listed})
+    lengths_down = lengths_up[::-1]
 
     def affixes(strings: list[str], suffix: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(per occurrence: how many listed runs it ends/starts with, where they start in
@@ -518,13 +520,17 @@ def _run_pairs(pieces: list[str], listed: dict[str, int], dtype: np.dtype) -> _P
         distinct = list(dict.fromkeys(strings))
         flat: list[int] = []
         counts: list[int] = []
+        # Only affixes as long as some listed run can be listed: longest first for endings,
+        # shortest first for starts (a run of 20 characters has 20 affixes, 2 of them
+        # Japanese's 2- and 3-character entries).
+        get = listed.get
         for run in distinct:
-            parts = (
-                (run[k:] for k in range(len(run)))
-                if suffix
-                else (run[: k + 1] for k in range(len(run)))
-            )
-            found = [listed[p] for p in parts if p in listed]
+            size = len(run)
+            if suffix:
+                hits = (get(run[size - n :]) for n in lengths_down if n <= size)
+            else:
+                hits = (get(run[:n]) for n in lengths_up if n <= size)
+            found = [h for h in hits if h is not None]
             flat += found
             counts.append(len(found))
         per = np.asarray(counts, dtype=np.int64)
