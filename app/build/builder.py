@@ -53,9 +53,12 @@ from app.search import layout, pair_words
 from app.search.analyzers import CJK_LANGUAGES
 from app.search.indexer import choose_pair_words
 
-# Articles per newly compiled segment: compiling 2,000 CJK articles peaks at about 550 MB
-# (numpy n-gram arrays), so two compiles in parallel and the builder stay under 2 GB.
-CHUNK_ARTICLES = {True: 2000, False: 10000}
+# Articles per newly compiled segment, which bounds a compile's memory whatever the archive:
+# 1,000 Japanese articles peak at about 500 MB (numpy n-gram arrays; 2,000 at 714 MB), 5,000
+# Latin ones about as much, so two compiles in parallel and the builder stay under 1.5 GB
+# (docs/benchmarks.md, "Build memory"). A from-scratch build merges a language's segments into
+# one, and the merged bytes do not depend on where the chunks were cut.
+CHUNK_ARTICLES = {True: 1000, False: 5000}
 
 Merge = Literal["auto", "all", "none"]
 
