@@ -17,8 +17,8 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from app import models as m
+from app import versions
 from app.routes import ROUTES, Operation, Route
-from app.version import API_VERSION
 
 _JSON = "application/json"
 _SCHEMAS = "#/components/schemas/"
@@ -426,7 +426,7 @@ def openapi_document() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {
             "title": "News article delivery service",
-            "version": API_VERSION,
+            "version": versions.API_VERSION,
             "summary": "Read-only news articles in nine languages, with comments.",
             "description": "Articles are published by an offline build and served read-only;"
             " comments are the only writes. Every error is a JSON object with `detail`:"

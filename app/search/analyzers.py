@@ -207,10 +207,6 @@ def listed_in(key: int) -> tuple[int, ...]:
     return ()
 
 
-# Stored in every index and checked by the Searcher: an index built by another analyser
-# version (or another Chinese table) would silently miss matches, so it is refused instead.
-ANALYZER_VERSION = "6.{:08x}".format(zlib.crc32((T2S_PAIRS + PHRASE_PAIRS).encode("utf-8")))
-
 # Taiwan vocabulary -> Mainland vocabulary (``软体`` -> ``软件``), applied after character
 # folding on both sides. Longest match, left to right, as OpenCC converts: the regex is a
 # trie whose branches try longer continuations before ending, so the first match found at a

@@ -18,9 +18,9 @@ from itertools import chain
 import numpy as np
 import orjson
 
+from app import versions
 from app.search import layout, pair_words
 from app.search.analyzers import (
-    ANALYZER_VERSION,
     RUN_GAP,
     UNIGRAM_SHIFT,
     ZH_FOLD,
@@ -352,8 +352,8 @@ def index_meta(language: str, docs: int, pair_list: Sequence[str], **counts: int
     """search.meta: versions, sizes and array types, which the Searcher checks at load, and
     the index's pair words."""
     meta = {
-        "format": layout.FORMAT_VERSION,
-        "analyzer": ANALYZER_VERSION,
+        "format": versions.SEARCH_INDEX_FORMAT_VERSION,
+        "analyzer": versions.SEARCH_ANALYZER_VERSION,
         "language": language,
         "docs": docs,
         "doc_type": "H" if docs <= layout.SHORT_DOC_LIMIT else "I",

@@ -52,12 +52,11 @@ search.wordpos     uint8 x bytes                per word posting, where the word
                                                 the first position, then the gaps, as LEB128
                                                 varints (app/search/gaps.py)
 =================  ===========================  =============================================
+
+A change here needs a new app.versions.SEARCH_INDEX_FORMAT_VERSION.
 """
 
 from __future__ import annotations
-
-# 7: pair_words in search.meta (the archive's own list, no longer the analyser's).
-FORMAT_VERSION = 7
 
 META = "search.meta"
 WORDS = "search.words"

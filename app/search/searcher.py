@@ -31,9 +31,9 @@ from functools import partial
 import numpy as np
 import orjson
 
+from app import versions
 from app.search import layout
 from app.search.analyzers import (
-    ANALYZER_VERSION,
     UNIGRAM_SHIFT,
     Analyzer,
     QueryTerms,
@@ -70,15 +70,16 @@ class Searcher:
             raise ValueError(f"search index for {language}: unreadable meta: {exc}") from exc
         if not isinstance(meta, dict):
             raise ValueError(f"search index for {language}: meta is not an object")
-        if meta.get("format") != layout.FORMAT_VERSION:
+        if meta.get("format") != versions.SEARCH_INDEX_FORMAT_VERSION:
             raise ValueError(
                 f"search index for {language}: format {meta.get('format')!r}, "
-                f"this server reads format {layout.FORMAT_VERSION}"
+                f"this server reads format {versions.SEARCH_INDEX_FORMAT_VERSION}"
             )
-        if meta.get("analyzer") != ANALYZER_VERSION:
+        if meta.get("analyzer") != versions.SEARCH_ANALYZER_VERSION:
             raise ValueError(
                 f"search index for {language}: built with analyser {meta.get('analyzer')!r}, "
-                f"this server analyses queries with {ANALYZER_VERSION}: rebuild the bundle"
+                f"this server analyses queries with {versions.SEARCH_ANALYZER_VERSION}: "
+                "rebuild the bundle"
             )
         if meta.get("language") != language:
             raise ValueError(
