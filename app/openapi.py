@@ -1,5 +1,5 @@
 """The OpenAPI 3.1 document served at /openapi.json, written from the route table
-(app/routes.py) and the wire models (app/models.py): nothing here restates a shape.
+(app/routes.py) and the wire models (app/models/): nothing here restates a shape.
 
 Component schemas come from Pydantic in serialisation mode for responses and validation
 mode for request bodies; query and header parameters are the fields of the operation's
@@ -19,6 +19,7 @@ from pydantic.json_schema import models_json_schema
 
 from app import models as m
 from app import versions
+from app.comments import comment_wire as cw
 from app.declarations import Operation, Route
 
 _JSON = "application/json"
@@ -34,17 +35,17 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     m.CorrectionList,
     m.ChangeList,
     m.RetractedArticle,
-    m.Comment,
-    m.CommentList,
-    m.CommentCount,
-    m.CommentCounts,
+    cw.Comment,
+    cw.CommentList,
+    cw.CommentCount,
+    cw.CommentCounts,
     m.Error,
     m.ValidationError,
     m.Health,
     m.Ready,
     m.OpenAPIDocument,
 )
-REQUEST_MODELS: tuple[type[BaseModel], ...] = (m.CommentCreate, m.CommentCountsRequest)
+REQUEST_MODELS: tuple[type[BaseModel], ...] = (cw.CommentCreate, cw.CommentCountsRequest)
 
 TAGS = [
     {"name": "articles", "description": "Published articles, categories and search."},

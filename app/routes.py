@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from app import models as m
+from app.comments import comment_wire as cw
 from app.comments import moderation_resources as moderation
 from app.comments import resources as comments
 from app.comments import wire as w
@@ -439,8 +440,8 @@ ROUTES: tuple[Route, ...] = (
                     "Newest first, or oldest first with `order=oldest`.",
                     "A page of comments.",
                 ),
-                m.CommentList,
-                query=m.CommentListQuery,
+                cw.CommentList,
+                query=cw.CommentListQuery,
                 response_headers=("Link",),
                 errors=error_statuses(LANGUAGE, ARTICLE, VALIDATED, STORE),
             ),
@@ -458,8 +459,8 @@ ROUTES: tuple[Route, ...] = (
                 w.CreatedComment,
                 method="post",
                 status=201,
-                body=m.CommentCreate,
-                headers=m.CommentCreateHeaders,
+                body=cw.CommentCreate,
+                headers=cw.CommentCreateHeaders,
                 errors=error_statuses(LANGUAGE, ARTICLE, VALIDATED, BODY, STORE, _CREATE_ERRORS),
                 response_headers=("Location", "Idempotent-Replayed"),
                 links=_created_links(),
@@ -484,7 +485,7 @@ ROUTES: tuple[Route, ...] = (
                     "The total the comment list would report.",
                     "The count.",
                 ),
-                m.CommentCount,
+                cw.CommentCount,
                 errors=error_statuses(LANGUAGE, ARTICLE, STORE),
             ),
         ),
@@ -809,8 +810,8 @@ ROUTES: tuple[Route, ...] = (
                     " a request line holds at most 8190 bytes.",
                     "Counts in request order, each id once; null for an id that is not an article.",
                 ),
-                m.CommentCounts,
-                query=m.CommentCountsQuery,
+                cw.CommentCounts,
+                query=cw.CommentCountsQuery,
                 errors=error_statuses(LANGUAGE, VALIDATED, STORE),
             ),
             Operation(
@@ -821,9 +822,9 @@ ROUTES: tuple[Route, ...] = (
                     " Idempotency-Key.",
                     "Counts in request order, each id once; null for an id that is not an article.",
                 ),
-                m.CommentCounts,
+                cw.CommentCounts,
                 "post",
-                body=m.CommentCountsRequest,
+                body=cw.CommentCountsRequest,
                 errors=error_statuses(LANGUAGE, VALIDATED, BODY, STORE),
             ),
         ),

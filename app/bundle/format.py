@@ -256,6 +256,3 @@ def content_digest(body: bytes | memoryview) -> bytes:
 LINE_HASH_BYTES = 16
 OFFSET_TYPECODE: Final = "Q"  # uint64, little-endian on every platform we run on (checked at load)
 POSITION_TYPECODE: Final = "I"  # uint32
-
-RESERVED_IDS = frozenset({"latest", "search"})
-MAX_ID_CHARS = 200

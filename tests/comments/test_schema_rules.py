@@ -14,14 +14,14 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from app.models import (
+from app.comments.comment_wire import (
     AUTHOR_MAX,
     CONTENT_MAX,
-    ID_MAX,
     IDEMPOTENCY_KEY_MAX,
     CommentCreate,
     CommentCreateHeaders,
 )
+from app.models import ID_MAX
 from app.openapi import openapi_document
 from app.routes import ROUTES
 
