@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import zlib
 
-from app.search.zh_fold_data import T2S_PAIRS
-from app.search.zh_phrase_data import PHRASE_PAIRS
+from app.search.zh_tables import PHRASE_PAIRS, T2S_PAIRS
 
 # The API: the package's version (pyproject.toml reads it from here) and /openapi.json's
 # info.version, so clients can tell which contract they talk to.

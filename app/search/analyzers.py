@@ -41,8 +41,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import Stemmer
 
-from app.search.zh_fold_data import T2S_PAIRS
-from app.search.zh_phrase_data import PHRASE_PAIRS
+from app.search import zh_tables
 
 if TYPE_CHECKING:
     import numpy as np
@@ -164,9 +163,7 @@ def fold_accents(text: str) -> str:
 
 
 # --- CJK ----------------------------------------------------------------------------------
-ZH_FOLD: dict[int, int] = {
-    ord(T2S_PAIRS[i]): ord(T2S_PAIRS[i + 1]) for i in range(0, len(T2S_PAIRS), 2)
-}
+ZH_FOLD: dict[int, int] = {ord(src): ord(dst) for src, dst in zh_tables.T2S.items()}
 
 PAIR_MARK = 1  # first field of a pair key: no character of a trigram (CJK or the run gap)
 # First field of a near key: a pair word then another word, another word then a pair word.
@@ -211,7 +208,7 @@ def listed_in(key: int) -> tuple[int, ...]:
 # folding on both sides. Longest match, left to right, as OpenCC converts: the regex is a
 # trie whose branches try longer continuations before ending, so the first match found at a
 # position is the longest one; text without any phrase costs one C-level scan.
-ZH_PHRASES: dict[str, str] = dict(line.split("\t") for line in PHRASE_PAIRS.splitlines() if line)
+ZH_PHRASES: dict[str, str] = zh_tables.PHRASES
 
 
 def _trie_pattern(words: list[str]) -> str:

@@ -161,8 +161,9 @@ def test_chinese_table_is_idempotent_and_from_opencc() -> None:
 
 
 def test_chinese_table_matches_opencc() -> None:
-    from app.search.zh_fold_data import T2S_PAIRS
+    from app.search.zh_tables import T2S
     from scripts.dev import gen_zh_fold as gen
 
     table = gen.derive_table()
-    assert "".join(src + table[src] for src in sorted(table)) == T2S_PAIRS
+    assert {src: table[src] for src in sorted(table)} == T2S
+    assert list(T2S) == sorted(T2S)
