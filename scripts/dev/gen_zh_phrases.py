@@ -40,7 +40,7 @@ def _candidates(data_dir: str) -> set[str]:
 def derive_pairs() -> dict[str, str]:
     import opencc  # lazily: only this developer tool needs it
 
-    from app.search.analyzers import ZH_FOLD
+    from app.search.zh_fold import ZH_FOLD
 
     data_dir = os.path.join(os.path.dirname(opencc.__file__), "clib", "share", "opencc")
     to_mainland = opencc.OpenCC("tw2sp")

@@ -9,13 +9,13 @@ import pytest
 from app import versions
 from app.search.analyzers import (
     SUPPORTED,
-    ZH_FOLD,
     bigram_key,
     get_analyzer,
     nfkc,
     normalize,
     trigram_key,
 )
+from app.search.zh_fold import ZH_FOLD
 
 
 def words(language: str, text: str) -> tuple[str, ...]:

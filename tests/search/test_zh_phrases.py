@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.search import zh_tables
-from app.search.analyzers import ZH_PHRASES, get_analyzer
+from app.search.analyzers import get_analyzer
 from app.search.indexer import fold_zh_code_points
+from app.search.zh_fold import ZH_PHRASES
 from scripts.dev import gen_zh_phrases
 from tests.search.conftest import doc, searcher_for
 
