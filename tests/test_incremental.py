@@ -438,7 +438,8 @@ def test_a_word_left_only_in_retracted_articles_after_a_merge(tmp_path: Path) ->
 
 
 def pair_lists(out: Path, language: str) -> list[list[str]]:
-    return [s.search_meta()["pair_words"] for s in Bundle.load(out).languages[language].segments]
+    segments = Bundle.load(out).languages[language].segments
+    return [list(s.search_meta().pair_words) for s in segments]
 
 
 def test_pair_words_are_kept_by_publishes_and_chosen_again_by_full_builds(

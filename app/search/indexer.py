@@ -16,9 +16,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 
 import numpy as np
-import orjson
 
-from app import versions
 from app.search import layout, pair_words
 from app.search.analyzers import (
     RUN_GAP,
@@ -347,18 +345,9 @@ def _pairs(
 
 
 def index_meta(language: str, docs: int, pair_list: Sequence[str], **counts: int | str) -> bytes:
-    """search.meta: versions, sizes and array types, which the Searcher checks at load, and
-    the index's pair words."""
-    meta = {
-        "format": versions.SEARCH_INDEX_FORMAT_VERSION,
-        "analyzer": versions.SEARCH_ANALYZER_VERSION,
-        "language": language,
-        "docs": docs,
-        "doc_type": "H" if docs <= layout.SHORT_DOC_LIMIT else "I",
-        "pair_words": list(pair_list),
-        **counts,
-    }
-    return orjson.dumps(meta, option=orjson.OPT_SORT_KEYS)
+    """search.meta (app.search.layout.SearchMeta): versions, sizes and array types, which the
+    Searcher checks at load, and the index's pair words."""
+    return layout.SearchMeta.new(language, docs, pair_list, **counts).to_bytes()
 
 
 def _zh_tables() -> tuple[np.ndarray, np.ndarray]:
