@@ -146,15 +146,14 @@ def _compile_job(
     return {"docs": len(records), "files": desc_files}, entries
 
 
-def _search_meta(store: ObjectStore, files: Mapping[str, str]) -> dict[str, Any]:
+def _search_meta(store: ObjectStore, files: Mapping[str, str]) -> layout.SearchMeta:
     """A segment's search.meta, from its files (component name -> object)."""
-    meta: dict[str, Any] = orjson.loads(store.path(files[layout.META]).read_bytes())
-    return meta
+    return layout.SearchMeta.parse(store.path(files[layout.META]).read_bytes())
 
 
 def _pair_words_of(store: ObjectStore, desc: dict[str, Any]) -> tuple[str, ...]:
     """The pair words a segment's search index numbers."""
-    return tuple(_search_meta(store, desc["files"])["pair_words"])
+    return _search_meta(store, desc["files"]).pair_words
 
 
 def _pair_list(
@@ -204,12 +203,10 @@ def _reuse_problem(store: ObjectStore, manifest: Manifest) -> str | None:
     try:
         for meta in manifest.languages.values():
             for desc in meta.segments:
-                index = _search_meta(store, desc.files)
-                problem = versions.mismatch(
-                    {"index_format": index.get("format"), "analyzer": index.get("analyzer")}
-                )
-                if problem:
-                    return problem
+                try:
+                    _search_meta(store, desc.files)
+                except layout.IndexVersionError as exc:
+                    return versions.mismatch(exc.recorded)
     except (OSError, ValueError, AttributeError):
         return None  # damaged: _load_previous reports it and starts over
     return None

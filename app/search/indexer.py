@@ -16,16 +16,11 @@ from dataclasses import dataclass, field
 from itertools import chain
 
 import numpy as np
-import orjson
 
 from app.search import layout, pair_words
 from app.search.analyzers import (
-    ANALYZER_VERSION,
     RUN_GAP,
     UNIGRAM_SHIFT,
-    ZH_FOLD,
-    ZH_PHRASE_RE,
-    ZH_PHRASES,
     Analyzer,
     bigram_key,
     get_analyzer,
@@ -36,6 +31,7 @@ from app.search.analyzers import (
     word_hash,
 )
 from app.search.gaps import encode_gaps
+from app.search.zh_fold import CHAR_TABLE, ZH_PHRASE_RE, ZH_PHRASES, fold_code_points
 
 _NFIELDS = len(layout.FIELD_NAMES)  # 4: a "segment" is doc << 2 | field
 _SEP = 0x0A  # "\n" separates CJK runs: no n-gram spans it and no query run contains it
@@ -357,26 +353,15 @@ def _pairs(
 
 
 def index_meta(language: str, docs: int, pair_list: Sequence[str], **counts: int | str) -> bytes:
-    """search.meta: versions, sizes and array types, which the Searcher checks at load, and
-    the index's pair words."""
-    meta = {
-        "format": layout.FORMAT_VERSION,
-        "analyzer": ANALYZER_VERSION,
-        "language": language,
-        "docs": docs,
-        "doc_type": "H" if docs <= layout.SHORT_DOC_LIMIT else "I",
-        "pair_words": list(pair_list),
-        **counts,
-    }
-    return orjson.dumps(meta, option=orjson.OPT_SORT_KEYS)
+    """search.meta (app.search.layout.SearchMeta): versions, sizes and array types, which the
+    Searcher checks at load, and the index's pair words."""
+    return layout.SearchMeta.new(language, docs, pair_list, **counts).to_bytes()
 
 
-def _zh_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(character fold table, phrase-start mask, sorted keys of phrases' first two chars)."""
-    top = max(max(ZH_FOLD), *(ord(ch) for phrase in ZH_PHRASES for ch in phrase)) + 1
-    fold = np.arange(top, dtype=np.uint32)
-    fold[np.fromiter(ZH_FOLD, dtype=np.int64)] = np.fromiter(ZH_FOLD.values(), dtype=np.uint32)
-    starts = np.zeros(top, dtype=bool)
+def _zh_tables() -> tuple[np.ndarray, np.ndarray]:
+    """(phrase-start mask over app.search.zh_fold's code-point table, sorted keys of
+    phrases' first two chars)."""
+    starts = np.zeros(CHAR_TABLE.size, dtype=bool)
     starts[[ord(phrase[0]) for phrase in ZH_PHRASES]] = True
     # A phrase can start where its first two characters (2-character phrases) or its first
     # three (longer ones) occur: sorted keys of those prefixes.
@@ -389,12 +374,12 @@ def _zh_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             dtype=np.uint64,
         )
     )
-    return fold, starts, keys
+    return starts, keys
 
 
 # Marks a 2-character phrase's key (bit 63: trigram keys use 63 bits only).
 _TWO_CHAR_FLAG = 1 << 63
-_ZH_TABLES: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+_ZH_TABLES: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def fold_zh_code_points(
@@ -406,13 +391,12 @@ def fold_zh_code_points(
     global _ZH_TABLES
     if _ZH_TABLES is None:
         _ZH_TABLES = _zh_tables()
-    fold, starts, keys = _ZH_TABLES
+    starts, keys = _ZH_TABLES
     if cps.size == 0:
         return cps, piece_lengths
-    if int(cps.max()) >= fold.size:
-        fold = np.concatenate((fold, np.arange(fold.size, int(cps.max()) + 1, dtype=np.uint32)))
-        starts = np.concatenate((starts, np.zeros(fold.size - starts.size, dtype=bool)))
-    cps = fold[cps]
+    if int(cps.max()) >= starts.size:
+        starts = np.concatenate((starts, np.zeros(int(cps.max()) + 1 - starts.size, dtype=bool)))
+    cps = fold_code_points(cps)
     at = np.flatnonzero(starts[cps[:-1]])
     pair = cps[at].astype(np.uint64) << np.uint64(UNIGRAM_SHIFT) | cps[at + 1]
     third = np.append(cps, np.uint32(_SEP))[at + 2].astype(np.uint64)
@@ -429,9 +413,10 @@ def fold_zh_code_points(
     parts: list[np.ndarray] = []
     lengths = piece_lengths.copy()
     done = 0
-    # Longest match, left to right, as fold_zh_phrases does: every phrase starts at one of
-    # these candidates, so trying the regex there (skipping candidates inside a replaced
-    # phrase) gives the same result as a scan of the whole piece, for a fraction of the cost.
+    # Longest match, left to right, as app.search.zh_fold.fold_phrases does: every phrase
+    # starts at one of these candidates, so trying the regex there (skipping candidates inside
+    # a replaced phrase) gives the same result as a scan of the whole piece, for a fraction of
+    # the cost.
     split = np.flatnonzero(np.diff(owner)) + 1
     for group in np.split(np.stack((owner, at), axis=1), split):
         piece = int(group[0, 0])
