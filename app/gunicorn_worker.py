@@ -174,8 +174,8 @@ class JsonErrorThread(JsonErrorsMixin, ThreadWorker):
     for the keep-alive timeout (5 s). A connection made to the socket meanwhile waits in the
     accept queue, unanswered, until the last worker closes the socket and it is reset:
     measured, a new connection 1.5 s after the master's death waited 5.0 s for its reset.
-    Behind nginx, a request on such a connection took that long before another instance
-    answered it (a POST got a 502).
+    Behind nginx, a GET sent on such a connection waits that long before nginx retries it
+    on another instance, and a POST, already sent, is answered 502.
 
     Here the worker asks Linux for SIGTERM when its master dies (gunicorn's graceful stop,
     at once instead of at the next tick), and an orphan then (1) accepts and serves the
