@@ -443,7 +443,7 @@ def test_send_serves_a_precomputed_static_document() -> None:
     """The facility feeds and sitemaps use: precompress at build time, send a Precomputed."""
     import falcon
 
-    from app.delivery import Precomputed, send
+    from app.delivery import Answer, Precomputed, send
     from app.http_cache import CachePolicy
 
     body = b"<?xml version='1.0'?><feed>" + b"<entry>news</entry>" * 200 + b"</feed>"
@@ -451,16 +451,15 @@ def test_send_serves_a_precomputed_static_document() -> None:
 
     class Feed:
         def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-            send(
-                req,
-                resp,
+            answer = Answer(
                 Precomputed(variants),
                 '"feed-1"',
-                CachePolicy(5),
+                CachePolicy(5).header,
                 "lang-en list-en",
                 "abc123",
-                "application/atom+xml",
+                media_type="application/atom+xml",
             )
+            send(req, resp, answer)
 
         on_head = on_get
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,7 @@ from app.bundle import format as fmt
 from app.bundle.changes import ChangeLog
 from app.bundle.errors import BundleError
 from app.bundle.id_index import IdIndex
-from app.bundle.segment import SEPARATORS, Run, SegmentReader
+from app.bundle.segment import SEPARATORS, Heads, Run, SegmentReader
 from app.compression import IDENTITY
 from app.search import searcher as search
 from app.search.analyzers import get_analyzer
@@ -108,6 +109,7 @@ class LanguageData:
         base = 0
         for n, desc in enumerate(meta["segments"]):
             segment = SegmentReader(views, desc, f"{where} segment {n}")
+            segment.heads = _heads(language, segment, desc["files"])
             self.segments.append(segment)
             self.bases.append(base)
             try:
@@ -238,6 +240,14 @@ class LanguageData:
     def record_by_gid(self, gid: int) -> memoryview:
         segment, local = self._segment(gid)
         return segment.record(local)
+
+    def article(self, gid: int) -> tuple[Run[SegmentReader], str, str, str]:
+        """The article `gid` as a run, and its ETag, Last-Modified and Surrogate-Key values
+        (made when the bundle was loaded: segment.Heads)."""
+        segment, local = self._segment(gid)
+        heads = segment.heads
+        assert heads is not None  # every segment of a LanguageData has them
+        return (Run(segment, local, local + 1), *heads.of(local))
 
     def etag_by_gid(self, gid: int) -> str:
         segment, local = self._segment(gid)
@@ -405,6 +415,19 @@ class LanguageData:
             self._search_segments, compile_query(query, self._analyzer)
         )
         return dict(zip(pos.tolist(), zip(titles.tolist(), acc.tolist(), strict=True), strict=True))
+
+
+# Segment -> its Heads, while a loaded generation serves it: a publish loads the segments it
+# kept again, and finds their heads here (segment objects are named by their contents).
+_HEADS: weakref.WeakValueDictionary[tuple[str, ...], Heads] = weakref.WeakValueDictionary()
+
+
+def _heads(language: str, segment: SegmentReader, files: Mapping[str, str]) -> Heads:
+    key = (language, files[fmt.ETAGS_BIN], files[fmt.UPDATED], files[fmt.SEG_IDS_BIN])
+    heads = _HEADS.get(key)
+    if heads is None:
+        heads = _HEADS[key] = Heads(segment, language)
+    return heads
 
 
 # Search matches in date order (relevance is app.search.searcher.rank), after filtering.

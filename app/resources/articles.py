@@ -18,9 +18,9 @@ from app import surrogate_keys as keys
 from app.bundle import changes
 from app.bundle.format import LOG_KIND
 from app.bundle.language import LanguageData, ListPage, SearchPage
-from app.bundle.segment import newest_updated
+from app.bundle.segment import last_modified
 from app.bundle.store import BundleStore
-from app.delivery import Body, Composed, Precomputed, Whole, send
+from app.delivery import Answer, Composed, Precomputed, Whole, send
 from app.errors import APIError, article_not_found
 from app.http_cache import CachePolicy
 from app.links import set_link
@@ -68,17 +68,12 @@ class BundleResource:
         """Send a page composed of records of `data`: compressed whole in every coding but
         identity (app.delivery). `dated` pages of articles carry their newest record's update
         time as Last-Modified."""
+        modified = last_modified(body.runs) if dated else None
+        cache_control, codec = self.cache.header, data.codec
         send(
             req,
             resp,
-            body,
-            etag,
-            self.cache,
-            depends,
-            data.codec,
-            media_type,
-            page=True,
-            last_modified=newest_updated(body.runs) if dated else None,
+            Answer(body, etag, cache_control, depends, codec, modified, media_type, page=True),
         )
 
 
@@ -184,15 +179,12 @@ class ArticleItem(BundleResource):
             # 410 with its notice, cached and compressed like the article it replaces.
             variants, etag = notice
             depends = keys.article(language, article_id)
-            body: Body = Precomputed(variants)
-            send(req, resp, body, etag, self.cache, depends, data.codec, status=410)
+            gone = Answer(Precomputed(variants), etag, self.cache.header, depends, data.codec)
+            send(req, resp, gone._replace(status=410))
             return
-        etag = f'"{data.etag_by_gid(gid)}"'
-        run = data.run_by_gid(gid)
-        body = Composed("articles", b"", [run], b"", br=run.encoded("articles", "br"))
-        depends = keys.article(language, article_id)
-        last_modified = newest_updated([run])
-        send(req, resp, body, etag, self.cache, depends, data.codec, last_modified=last_modified)
+        run, etag, modified, depends = data.article(gid)
+        body = Composed("articles", b"", (run,), b"", run)  # its brotli piece is a whole body
+        send(req, resp, Answer(body, etag, self.cache.header, depends, data.codec, modified))
 
     on_head = on_get
 
@@ -221,7 +213,8 @@ class Categories(BundleResource):
         data = self.store.current().languages[language]
         etag = _collection_etag(data, "categories")
         body = Precomputed(data.categories_encoded)
-        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
+        depends = keys.collection(language)
+        send(req, resp, Answer(body, etag, self.cache.header, depends, data.codec))
 
     on_head = on_get
 
@@ -239,15 +232,8 @@ class Changes(BundleResource):
         except changes.CursorExpired:
             raise cursor_expired() from None
         etag = _collection_etag(data, "changes", data.changes_key, query.since, query.limit)
-        send(
-            req,
-            resp,
-            Whole(page.body()),
-            etag,
-            self.cache,
-            keys.collection(language),
-            data.codec,
-        )
+        depends = keys.collection(language)
+        send(req, resp, Answer(Whole(page.body()), etag, self.cache.header, depends, data.codec))
 
     on_head = on_get
 
