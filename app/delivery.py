@@ -101,9 +101,9 @@ def _records(body: Composed, encoding: str) -> list[memoryview | bytes]:
     """The runs' slices in `encoding`, with the separators between them."""
     if not body.runs:
         return []
-    sep = SEPARATORS[body.kind][encoding]
-    parts: list[memoryview | bytes] = [sep] * (2 * len(body.runs) - 1)
-    parts[::2] = [run.encoded(body.kind, encoding) for run in body.runs]
+    kind = body.kind
+    parts: list[memoryview | bytes] = [SEPARATORS[kind][encoding]] * (2 * len(body.runs) - 1)
+    parts[::2] = [source.encoded_run(kind, encoding, a, b) for source, a, b in body.runs]
     return parts
 
 

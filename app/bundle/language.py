@@ -14,7 +14,7 @@ import itertools
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import orjson
@@ -37,9 +37,9 @@ def _negative(value: int) -> int:
     return -value
 
 
-@dataclass(frozen=True, slots=True)
-class ListPage:
-    """What a list request selects beyond category and page (docs/api.md §7)."""
+class ListPage(NamedTuple):
+    """What a list request selects beyond category and page (docs/api.md §7). Tuples: one
+    is made per request."""
 
     first: int | None = None  # published microseconds, inclusive; None: open
     last: int | None = None
@@ -47,8 +47,10 @@ class ListPage:
     summary: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class SearchPage:
+class SearchPage(NamedTuple):
+    """What a search request selects beyond query, category and page. Its repr is part of
+    the search ETag's key (app.resources.articles): the same as a dataclass's."""
+
     first: int | None = None
     last: int | None = None
     order: str = "relevance"  # relevance | newest | oldest

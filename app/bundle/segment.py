@@ -239,9 +239,9 @@ def last_modified(runs: Sequence[Run[SegmentReader]]) -> str | None:
     records, to the second (updated.i64, written by the builder in microseconds); None for
     an empty page."""
     newest = None
-    for run in runs:
-        if run.stop > run.start:
-            top = max(run.segment.updated[run.start : run.stop])
+    for segment, start, stop in runs:
+        if stop > start:
+            top = segment.updated[start] if stop - start == 1 else max(segment.updated[start:stop])
             if newest is None or top > newest:
                 newest = top
     return None if newest is None else http_date(newest // 1_000_000)
