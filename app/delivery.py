@@ -39,7 +39,8 @@ from app.whole_pages import WHOLE_CODEC_ID
 class Composed(NamedTuple):
     """`head` + the records of `runs` joined by their separator + `tail`; `kind` names the
     records (app.bundle.format.RECORDS: "articles", "summaries" or "sitemap"). `br` is the
-    run whose brotli pieces are the whole body, when stored (one article). A tuple: one is
+    run whose brotli piece is the whole body, when stored: one article, whose body is that
+    run alone (no head, no tail). A tuple: one is
     made per request, and a tuple is the cheapest record to make."""
 
     kind: str
@@ -116,6 +117,9 @@ def assemble(body: Body, encoding: str) -> bytes:
             return body.identity
         return whole_pages.compress(encoding, body.identity)
     if encoding == IDENTITY:
+        if body.br is not None:  # one article: its record, nothing around it
+            source, start, stop = body.br
+            return bytes(source.encoded_run(body.kind, IDENTITY, start, stop))
         return b"".join([body.head, *_records(body, IDENTITY), body.tail])
     if encoding == BR and body.br is not None:
         return bytes(body.br.encoded(body.kind, BR))
