@@ -39,6 +39,7 @@ category_key = functools.partial(_hashed, "cat")
 article_key = functools.partial(_hashed, "art")
 
 
+@functools.lru_cache(maxsize=64)  # one per language (checked before any resource runs)
 def collection(language: str) -> str:
     """The keys of an unfiltered list, latest, search or categories response."""
     return f"{language_key(language)} {collection_key(language)}"

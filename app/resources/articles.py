@@ -25,6 +25,7 @@ from app.errors import APIError, article_not_found
 from app.http_cache import CachePolicy
 from app.links import set_link
 from app.models import (
+    LIMIT_MAX,
     ArticleListQuery,
     ChangesQuery,
     LatestQuery,
@@ -37,10 +38,19 @@ from app.models import (
 _ENVELOPE_VERSION = "1"
 
 
+def _digest(key: tuple[object, ...]) -> str:
+    return hashlib.blake2b(repr(key).encode(), digest_size=8).hexdigest()
+
+
 def _collection_etag(data: LanguageData, *key: object) -> str:
     """Depends on the language's bundle content and the canonical request parameters."""
-    digest = hashlib.blake2b(repr(key).encode(), digest_size=8).hexdigest()
-    return f'"{data.content_hash}-{_ENVELOPE_VERSION}{digest}"'
+    return f'"{data.content_hash}-{_ENVELOPE_VERSION}{_digest(key)}"'
+
+
+# The keys of latest (one per limit) and categories are known before any request: their
+# digests are worked out once.
+_LATEST_DIGESTS = {limit: _digest(("latest", limit)) for limit in range(1, LIMIT_MAX + 1)}
+_CATEGORIES_DIGEST = _digest(("categories",))
 
 
 class BundleResource:
@@ -116,7 +126,7 @@ class LatestArticles(BundleResource):
         limit = params.parse(req, LatestQuery).limit
         runs = data.runs(0, min(limit, data.count))
         body = Composed("summaries", b"[", runs, b"]")
-        etag = _collection_etag(data, "latest", limit)
+        etag = f'"{data.content_hash}-{_ENVELOPE_VERSION}{_LATEST_DIGESTS[limit]}"'
         depends = keys.collection(language)
         self.send_page(req, resp, data, body, etag, depends, dated=True)
 
@@ -211,7 +221,7 @@ class Categories(BundleResource):
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = self.store.current().languages[language]
-        etag = _collection_etag(data, "categories")
+        etag = f'"{data.content_hash}-{_ENVELOPE_VERSION}{_CATEGORIES_DIGEST}"'
         body = Precomputed(data.categories_encoded)
         depends = keys.collection(language)
         send(req, resp, Answer(body, etag, self.cache.header, depends, data.codec))
