@@ -239,9 +239,10 @@ def send(req: falcon.Request, resp: falcon.Response, answer: Answer) -> None:
     if_none_match = env.get("HTTP_IF_NONE_MATCH")
     if answer.status != 200:
         resp.status = answer.status
-    elif etag_matches(if_none_match, tag) or (
+    elif (if_none_match and etag_matches(if_none_match, tag)) or (
         if_none_match is None
-        and not_modified_since(env.get("HTTP_IF_MODIFIED_SINCE"), last_modified)
+        and "HTTP_IF_MODIFIED_SINCE" in env  # most requests are not conditional
+        and not_modified_since(env["HTTP_IF_MODIFIED_SINCE"], last_modified)
     ):
         # Validators and Vary only: no representation metadata on a 304 (RFC 9110, 15.4.5).
         resp.status = falcon.HTTP_304
