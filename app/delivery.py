@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, NamedTuple
 
@@ -189,7 +189,25 @@ def not_modified_since(header: str | None, last_modified: str | None) -> bool:
         return False
     if since.tzinfo is None:  # "-0000" and asctime parse naive: an HTTP-date is GMT
         since = since.replace(tzinfo=UTC)
-    return parsedate_to_datetime(last_modified) <= since
+    return _moment(last_modified) <= since
+
+
+_MONTHS = {
+    name: n
+    for n, name in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
+    )
+}
+
+
+def _moment(http_date: str) -> datetime:
+    """The time of an HTTP-date this server wrote ("Thu, 01 Jan 1970 00:00:00 GMT"), read by
+    its fixed fields: email.utils would take a year under 100 for one of this century."""
+    day, month, year, clock = http_date[5:7], http_date[8:11], http_date[12:16], http_date[17:25]
+    hour, minute, second = clock.split(":")
+    return datetime(
+        int(year), _MONTHS[month], int(day), int(hour), int(minute), int(second), tzinfo=UTC
+    )
 
 
 def not_acceptable() -> APIError:
