@@ -18,11 +18,11 @@ answer per page and coding").
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import format_datetime, parsedate_to_datetime
+from email.utils import parsedate_to_datetime
+from typing import Any, NamedTuple
 
 import falcon
 
@@ -31,22 +31,23 @@ from app.bounded import Bounded
 from app.bundle.segment import SEPARATORS, Run
 from app.compression import BR, GZIP, IDENTITY, ZSTD
 from app.errors import APIError
-from app.http_cache import CachePolicy, etag_matches
+from app.http_cache import etag_matches
 from app.negotiation import Offer, choose
 from app.whole_pages import WHOLE_CODEC_ID
 
 
-@dataclass(frozen=True, slots=True)
-class Composed:
+class Composed(NamedTuple):
     """`head` + the records of `runs` joined by their separator + `tail`; `kind` names the
     records (app.bundle.format.RECORDS: "articles", "summaries" or "sitemap"). `br` is the
-    whole body as brotli, when stored (one article)."""
+    run whose brotli piece is the whole body, when stored: one article, whose body is that
+    run alone (no head, no tail). A tuple: one is
+    made per request, and a tuple is the cheapest record to make."""
 
     kind: str
     head: bytes
-    runs: Sequence[Run]
+    runs: Sequence[Run[Any]]
     tail: bytes
-    br: bytes | memoryview | None = None
+    br: Run[Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +72,39 @@ class Whole:
 Body = Composed | Precomputed | Whole
 
 
+class Answer(NamedTuple):
+    """Everything `send` needs to answer one request, but the request itself: the body and
+    what is fixed for it (its identity ETag, Cache-Control, Surrogate-Key, the codec of its
+    compressed bytes, Last-Modified), worked out before the request where they are fixed
+    (per article when the bundle is loaded, per route when it is mounted).
+
+    `etag` is the quoted identity tag; `cache_control` the route's Cache-Control value
+    (app.http_cache.CachePolicy.header); `surrogate_keys` the space-separated keys
+    (app.surrogate_keys) naming what the body depends on; `codec` the CODEC_ID the
+    compressed bytes were made with (LanguageData.codec); `last_modified` the Last-Modified
+    value (an HTTP-date) or None; `media_type` the Content-Type when it is not JSON (set on
+    the 200 only: a 304 carries none); `status` another status than 200 (a retracted
+    article's 410); `page` marks a composed page (a list, latest, search, the corrections
+    log, a sitemap page), sent compressed whole in every coding but identity."""
+
+    body: Body
+    etag: str
+    cache_control: str
+    surrogate_keys: str
+    codec: str
+    last_modified: str | None = None
+    media_type: str | None = None
+    status: int = 200
+    page: bool = False
+
+
 def _records(body: Composed, encoding: str) -> list[memoryview | bytes]:
     """The runs' slices in `encoding`, with the separators between them."""
     if not body.runs:
         return []
-    sep = SEPARATORS[body.kind][encoding]
-    parts: list[memoryview | bytes] = [sep] * (2 * len(body.runs) - 1)
-    parts[::2] = [run.encoded(body.kind, encoding) for run in body.runs]
+    kind = body.kind
+    parts: list[memoryview | bytes] = [SEPARATORS[kind][encoding]] * (2 * len(body.runs) - 1)
+    parts[::2] = [source.encoded_run(kind, encoding, a, b) for source, a, b in body.runs]
     return parts
 
 
@@ -90,9 +117,12 @@ def assemble(body: Body, encoding: str) -> bytes:
             return body.identity
         return whole_pages.compress(encoding, body.identity)
     if encoding == IDENTITY:
+        if body.br is not None:  # one article: its record, nothing around it
+            source, start, stop = body.br
+            return bytes(source.encoded_run(body.kind, IDENTITY, start, stop))
         return b"".join([body.head, *_records(body, IDENTITY), body.tail])
     if encoding == BR and body.br is not None:
-        return bytes(body.br)
+        return bytes(body.br.encoded(body.kind, BR))
     pieces = [
         compression.framed(encoding, body.head),
         *_records(body, encoding),
@@ -107,7 +137,7 @@ def assemble(body: Body, encoding: str) -> bytes:
 
 def _composed_size(body: Composed, encoding: str) -> int:
     if encoding == BR and body.br is not None:
-        return len(body.br)
+        return len(body.br.encoded(body.kind, BR))
     return sum(len(part) for part in _records(body, encoding))
 
 
@@ -147,14 +177,10 @@ def encoded_etag(etag: str, encoding: str, codec: str) -> str:
     return etag if encoding == IDENTITY else f'{etag[:-1]}-{encoding}.{codec}"'
 
 
-@functools.lru_cache(maxsize=4096)  # pages of one bundle share a few hundred moments
-def http_date(moment: datetime) -> str:
-    return format_datetime(moment, usegmt=True)
-
-
-def not_modified_since(header: str | None, last_modified: datetime | None) -> bool:
-    """If-Modified-Since (RFC 9110, 13.1.3): true when the representation has not changed
-    since that date. An unparsable date is ignored, as the RFC asks."""
+def not_modified_since(header: str | None, last_modified: str | None) -> bool:
+    """If-Modified-Since (RFC 9110, 13.1.3): true when the representation, last modified at
+    the HTTP-date `last_modified`, has not changed since that date. An unparsable date is
+    ignored, as the RFC asks."""
     if not header or last_modified is None:
         return False
     try:
@@ -163,7 +189,25 @@ def not_modified_since(header: str | None, last_modified: datetime | None) -> bo
         return False
     if since.tzinfo is None:  # "-0000" and asctime parse naive: an HTTP-date is GMT
         since = since.replace(tzinfo=UTC)
-    return last_modified.replace(microsecond=0) <= since
+    return _moment(last_modified) <= since
+
+
+_MONTHS = {
+    name: n
+    for n, name in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
+    )
+}
+
+
+def _moment(http_date: str) -> datetime:
+    """The time of an HTTP-date this server wrote ("Thu, 01 Jan 1970 00:00:00 GMT"), read by
+    its fixed fields: email.utils would take a year under 100 for one of this century."""
+    day, month, year, clock = http_date[5:7], http_date[8:11], http_date[12:16], http_date[17:25]
+    hour, minute, second = clock.split(":")
+    return datetime(
+        int(year), _MONTHS[month], int(day), int(hour), int(minute), int(second), tzinfo=UTC
+    )
 
 
 def not_acceptable() -> APIError:
@@ -175,65 +219,57 @@ def not_acceptable() -> APIError:
     )
 
 
-def send(
-    req: falcon.Request,
-    resp: falcon.Response,
-    body: Body,
-    etag: str,
-    cache: CachePolicy,
-    surrogate_keys: str,
-    codec: str,
-    media_type: str | None = None,
-    status: int = 200,
-    *,
-    page: bool = False,
-    last_modified: datetime | None = None,
-) -> None:
-    """Send `body` in the negotiated encoding with its ETag, or 304; 406 when the client
-    refuses every encoding. With another `status` than 200 (a retracted article's 410)
+def send(req: falcon.Request, resp: falcon.Response, answer: Answer) -> None:
+    """Send `answer`'s body in the negotiated encoding with its ETag, or 304; 406 when the
+    client refuses every encoding. With another status than 200 (a retracted article's 410)
     `If-None-Match` is ignored, as RFC 9110 (13.2.1) requires of a non-2xx answer.
-    `etag` is the quoted identity tag; `surrogate_keys` the space-separated keys
-    (app.surrogate_keys) naming what the body depends on; `codec` the
-    CODEC_ID the compressed bytes were made with (LanguageData.codec); `media_type` the
-    Content-Type when it is not JSON (set on the 200 only: a 304 carries none).
 
-    `page` marks a composed page (a list, latest, search, the corrections log, a sitemap
-    page): in every coding but identity it goes out compressed whole (app.whole_pages), on
+    A `page` goes out compressed whole in every coding but identity (app.whole_pages), on
     its first request as on every later one, so that its bytes and ETag depend on the
-    request alone. `last_modified` is sent as Last-Modified and answers If-Modified-Since
-    when the request has no If-None-Match (RFC 9110, 13.2.2)."""
-    header = req.get_header("Accept-Encoding")
-    paged = page and isinstance(body, Composed) and body.br is None
+    request alone. `last_modified` answers If-Modified-Since when the request has no
+    If-None-Match (RFC 9110, 13.2.2)."""
+    body = answer.body
+    env = req.env  # the request headers, read as Falcon's get_header reads them
+    header = env.get("HTTP_ACCEPT_ENCODING")
+    paged = answer.page and type(body) is Composed and body.br is None
     if header is None:  # no Accept-Encoding: identity, and no offers to weigh
-        encoding: str | None = IDENTITY
+        encoding = IDENTITY
     else:
-        encoding = choose(header, PAGE_OFFERS if paged else offers(body))
-    if encoding is None:
-        raise not_acceptable()
-    whole = encoding != IDENTITY and (isinstance(body, Whole) or paged)
-    # A page compressed whole is other bytes than its composed form: `w` before the codec.
-    tag = encoded_etag(etag, encoding, f"w{WHOLE_CODEC_ID}" if whole else codec)
-    resp.set_header("Vary", "Accept-Encoding")
-    resp.set_header("ETag", tag)
-    resp.set_header("Cache-Control", cache.header)
-    resp.set_header("Surrogate-Key", surrogate_keys)
+        chosen = choose(header, PAGE_OFFERS if paged else offers(body))
+        if chosen is None:
+            raise not_acceptable()
+        encoding = chosen
+    whole = encoding != IDENTITY and (paged or type(body) is Whole)
+    if encoding == IDENTITY:
+        tag = answer.etag
+    else:
+        # A page compressed whole is other bytes than its composed form: `w` before the codec.
+        tag = encoded_etag(answer.etag, encoding, f"w{WHOLE_CODEC_ID}" if whole else answer.codec)
+    # Falcon keeps the header names lower-cased in this dict (what Response.set_header does).
+    headers = resp._headers
+    headers["vary"] = "Accept-Encoding"
+    headers["etag"] = tag
+    headers["cache-control"] = answer.cache_control
+    headers["surrogate-key"] = answer.surrogate_keys
+    last_modified = answer.last_modified
     if last_modified is not None:
-        resp.set_header("Last-Modified", http_date(last_modified))
-    if_none_match = req.get_header("If-None-Match")
-    if status != 200:
-        resp.status = status
-    elif etag_matches(if_none_match, tag) or (
+        headers["last-modified"] = last_modified
+    if_none_match = env.get("HTTP_IF_NONE_MATCH")
+    if answer.status != 200:
+        resp.status = answer.status
+    elif (if_none_match and etag_matches(if_none_match, tag)) or (
         if_none_match is None
-        and not_modified_since(req.get_header("If-Modified-Since"), last_modified)
+        and "HTTP_IF_MODIFIED_SINCE" in env  # most requests are not conditional
+        and not_modified_since(env["HTTP_IF_MODIFIED_SINCE"], last_modified)
     ):
         # Validators and Vary only: no representation metadata on a 304 (RFC 9110, 15.4.5).
         resp.status = falcon.HTTP_304
         return
     if encoding != IDENTITY:
-        resp.set_header("Content-Encoding", encoding)
-    if media_type is not None:
-        resp.content_type = media_type
-    if whole and isinstance(body, Whole) and body.kept is not None:
+        headers["content-encoding"] = encoding
+    if answer.media_type is not None:
+        resp.content_type = answer.media_type
+    if whole and type(body) is Whole and body.kept is not None:
         data = body.kept.get(tag)
         if data is None:
             data = assemble(body, encoding)

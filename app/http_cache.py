@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import falcon
 
@@ -14,13 +14,16 @@ class CachePolicy:
     max_age: int
     stale_while_revalidate: int = 60
     stale_if_error: int = 86400
+    # The header's value, written once: every cacheable answer sends it.
+    header: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def header(self) -> str:
-        return (
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "header",
             f"public, max-age={self.max_age}, "
             f"stale-while-revalidate={self.stale_while_revalidate}, "
-            f"stale-if-error={self.stale_if_error}"
+            f"stale-if-error={self.stale_if_error}",
         )
 
 

@@ -48,5 +48,6 @@ class SecurityHeaders:
     def process_response(
         self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
     ) -> None:
-        # Bodies are JSON; browsers must not sniff them into HTML or script.
-        resp.set_header("X-Content-Type-Options", "nosniff")
+        # Bodies are JSON; browsers must not sniff them into HTML or script. (Falcon's dict of
+        # lower-cased header names, as set_header writes it: every answer passes here.)
+        resp._headers["x-content-type-options"] = "nosniff"

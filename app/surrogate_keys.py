@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Iterable
 
 SITE_KEY = "site"
 
@@ -38,6 +39,7 @@ category_key = functools.partial(_hashed, "cat")
 article_key = functools.partial(_hashed, "art")
 
 
+@functools.lru_cache(maxsize=64)  # one per language (checked before any resource runs)
 def collection(language: str) -> str:
     """The keys of an unfiltered list, latest, search or categories response."""
     return f"{language_key(language)} {collection_key(language)}"
@@ -49,6 +51,16 @@ def category_page(language: str, category: str) -> str:
 
 def article(language: str, article_id: str) -> str:
     return f"{language_key(language)} {article_key(language, article_id)}"
+
+
+def article_keys(language: str, ids: Iterable[bytes]) -> tuple[str, int]:
+    """`article(language, id)` of every id (UTF-8) at once, as one string of fields of one
+    width, and that width: what a segment's articles send, written when it is loaded."""
+    prefix = f"{language_key(language)} art-"
+    head = f"{language}\0".encode()
+    blake2b = hashlib.blake2b
+    text = "".join([prefix + blake2b(head + name, digest_size=8).hexdigest() for name in ids])
+    return text, len(prefix) + 16
 
 
 def category_feed(language: str, category: str, known: bool) -> str:

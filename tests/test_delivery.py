@@ -443,7 +443,7 @@ def test_send_serves_a_precomputed_static_document() -> None:
     """The facility feeds and sitemaps use: precompress at build time, send a Precomputed."""
     import falcon
 
-    from app.delivery import Precomputed, send
+    from app.delivery import Answer, Precomputed, send
     from app.http_cache import CachePolicy
 
     body = b"<?xml version='1.0'?><feed>" + b"<entry>news</entry>" * 200 + b"</feed>"
@@ -451,16 +451,15 @@ def test_send_serves_a_precomputed_static_document() -> None:
 
     class Feed:
         def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-            send(
-                req,
-                resp,
+            answer = Answer(
                 Precomputed(variants),
                 '"feed-1"',
-                CachePolicy(5),
+                CachePolicy(5).header,
                 "lang-en list-en",
                 "abc123",
-                "application/atom+xml",
+                media_type="application/atom+xml",
             )
+            send(req, resp, answer)
 
         on_head = on_get
 
@@ -487,3 +486,15 @@ def test_send_serves_a_precomputed_static_document() -> None:
     assert browser.headers["content-encoding"] == smallest
     refused = client.simulate_get("/feed", headers={"Accept-Encoding": "identity;q=0, foo"})
     assert refused.status_code == 406
+
+
+def test_if_modified_since_reads_the_date_it_sent_by_its_fields() -> None:
+    """Last-Modified of an article of the year 50 is not read as 2050 (email.utils takes a
+    year under 100 for one of this century)."""
+    from app.delivery import not_modified_since
+
+    sent = "Tue, 01 Mar 0050 12:00:00 GMT"
+    assert not_modified_since("Mon, 01 Mar 2049 00:00:00 GMT", sent)
+    assert not_modified_since("Sun, 06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT")
+    assert not not_modified_since("Sun, 06 Nov 1994 08:49:36 GMT", "Sun, 06 Nov 1994 08:49:37 GMT")
+    assert not not_modified_since("not a date", sent)

@@ -5,7 +5,8 @@ refused."""
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+from datetime import UTC, datetime
+from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,12 @@ import numpy as np
 import orjson
 import pytest
 
+from app import surrogate_keys
 from app.bundle import format as fmt
 from app.bundle.errors import BundleError
 from app.bundle.objects import ObjectStore, map_file
 from app.bundle.reader import Bundle
-from app.bundle.segment import SegmentReader
+from app.bundle.segment import SegmentReader, http_dates
 from app.languages import LANGUAGES
 
 
@@ -80,3 +82,37 @@ def test_records_that_do_not_match_their_offsets_are_refused(bundle: tuple[Path,
     views[offsets] = views[offsets][:-8]  # one uint64 offset short
     with pytest.raises(BundleError, match="offsets do not match the data"):
         SegmentReader(views, desc, "language en segment 0")
+
+
+def test_heads_are_what_a_request_would_compute(bundle: tuple[Path, str]) -> None:
+    """The header values written per article at load (segment.Heads) are the ETag, the
+    Last-Modified and the Surrogate-Key computed from the article itself."""
+    loaded = Bundle.load(bundle[0])
+    seen = 0
+    for language in LANGUAGES:
+        for segment in loaded.languages[language].segments:
+            heads = segment.heads
+            assert heads is not None
+            for i, article_id in enumerate(segment.ids()):
+                etag, modified, keys = heads.of(i)
+                tag = segment.etags[i * fmt.ETAG_BYTES : (i + 1) * fmt.ETAG_BYTES].hex()
+                assert etag == f'"{tag}"'
+                moment = datetime.fromtimestamp(segment.updated[i] // 1_000_000, UTC)
+                assert modified == format_datetime(moment, usegmt=True)
+                assert keys == surrogate_keys.article(language, article_id.decode())
+                seen += 1
+    assert seen
+
+
+def test_http_dates_are_format_datetime_to_the_second() -> None:
+    """The vectorised HTTP-dates over datetime's whole range, negative times included."""
+    rng = np.random.default_rng(7)
+    low, high = -62135596800 * 1_000_000, 253402300799 * 1_000_000 + 999_999
+    micros = np.concatenate(
+        [rng.integers(low, high, 20_000), [low, high, -1, 0, 1, 999_999, -1_000_000]]
+    )
+    text = http_dates(micros)
+    width = len(text) // micros.size
+    for i, value in enumerate(micros.tolist()):
+        moment = datetime.fromtimestamp(value // 1_000_000, UTC)
+        assert text[i * width : (i + 1) * width] == format_datetime(moment, usegmt=True)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import orjson
@@ -22,7 +23,7 @@ from app.bundle import format as fmt
 from app.bundle.changes import ChangeLog
 from app.bundle.errors import BundleError
 from app.bundle.id_index import IdIndex
-from app.bundle.segment import SEPARATORS, Run, SegmentReader
+from app.bundle.segment import SEPARATORS, Heads, Run, SegmentReader
 from app.compression import IDENTITY
 from app.search import searcher as search
 from app.search.analyzers import get_analyzer
@@ -36,9 +37,9 @@ def _negative(value: int) -> int:
     return -value
 
 
-@dataclass(frozen=True, slots=True)
-class ListPage:
-    """What a list request selects beyond category and page (docs/api.md §7)."""
+class ListPage(NamedTuple):
+    """What a list request selects beyond category and page (docs/api.md §7). Tuples: one
+    is made per request."""
 
     first: int | None = None  # published microseconds, inclusive; None: open
     last: int | None = None
@@ -46,8 +47,10 @@ class ListPage:
     summary: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class SearchPage:
+class SearchPage(NamedTuple):
+    """What a search request selects beyond query, category and page. Its repr is part of
+    the search ETag's key (app.resources.articles): the same as a dataclass's."""
+
     first: int | None = None
     last: int | None = None
     order: str = "relevance"  # relevance | newest | oldest
@@ -108,6 +111,7 @@ class LanguageData:
         base = 0
         for n, desc in enumerate(meta["segments"]):
             segment = SegmentReader(views, desc, f"{where} segment {n}")
+            segment.heads = _heads(language, segment, desc["files"])
             self.segments.append(segment)
             self.bases.append(base)
             try:
@@ -238,6 +242,14 @@ class LanguageData:
     def record_by_gid(self, gid: int) -> memoryview:
         segment, local = self._segment(gid)
         return segment.record(local)
+
+    def article(self, gid: int) -> tuple[Run[SegmentReader], str, str, str]:
+        """The article `gid` as a run, and its ETag, Last-Modified and Surrogate-Key values
+        (made when the bundle was loaded: segment.Heads)."""
+        segment, local = self._segment(gid)
+        heads = segment.heads
+        assert heads is not None  # every segment of a LanguageData has them
+        return (Run(segment, local, local + 1), *heads.of(local))
 
     def etag_by_gid(self, gid: int) -> str:
         segment, local = self._segment(gid)
@@ -405,6 +417,19 @@ class LanguageData:
             self._search_segments, compile_query(query, self._analyzer)
         )
         return dict(zip(pos.tolist(), zip(titles.tolist(), acc.tolist(), strict=True), strict=True))
+
+
+# Segment -> its Heads, while a loaded generation serves it: a publish loads the segments it
+# kept again, and finds their heads here (segment objects are named by their contents).
+_HEADS: weakref.WeakValueDictionary[tuple[str, ...], Heads] = weakref.WeakValueDictionary()
+
+
+def _heads(language: str, segment: SegmentReader, files: Mapping[str, str]) -> Heads:
+    key = (language, files[fmt.ETAGS_BIN], files[fmt.UPDATED], files[fmt.SEG_IDS_BIN])
+    heads = _HEADS.get(key)
+    if heads is None:
+        heads = _HEADS[key] = Heads(segment, language)
+    return heads
 
 
 # Search matches in date order (relevance is app.search.searcher.rank), after filtering.

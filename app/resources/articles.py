@@ -18,13 +18,14 @@ from app import surrogate_keys as keys
 from app.bundle import changes
 from app.bundle.format import LOG_KIND
 from app.bundle.language import LanguageData, ListPage, SearchPage
-from app.bundle.segment import newest_updated
+from app.bundle.segment import last_modified
 from app.bundle.store import BundleStore
-from app.delivery import Body, Composed, Precomputed, Whole, send
+from app.delivery import Answer, Composed, Precomputed, Whole, send
 from app.errors import APIError, article_not_found
 from app.http_cache import CachePolicy
 from app.links import set_link
 from app.models import (
+    LIMIT_MAX,
     ArticleListQuery,
     ChangesQuery,
     LatestQuery,
@@ -34,10 +35,19 @@ from app.models import (
 )
 
 
+def _digest(key: tuple[object, ...]) -> str:
+    return hashlib.blake2b(repr(key).encode(), digest_size=8).hexdigest()
+
+
 def _collection_etag(data: LanguageData, *key: object) -> str:
     """Depends on the language's bundle content and the canonical request parameters."""
-    digest = hashlib.blake2b(repr(key).encode(), digest_size=8).hexdigest()
-    return f'"{data.content_hash}-{versions.COLLECTION_ENVELOPE_VERSION}{digest}"'
+    return f'"{data.content_hash}-{versions.COLLECTION_ENVELOPE_VERSION}{_digest(key)}"'
+
+
+# The keys of latest (one per limit) and categories are known before any request: their
+# digests are worked out once.
+_LATEST_DIGESTS = {limit: _digest(("latest", limit)) for limit in range(1, LIMIT_MAX + 1)}
+_CATEGORIES_DIGEST = _digest(("categories",))
 
 
 class BundleResource:
@@ -65,17 +75,12 @@ class BundleResource:
         """Send a page composed of records of `data`: compressed whole in every coding but
         identity (app.delivery). `dated` pages of articles carry their newest record's update
         time as Last-Modified."""
+        modified = last_modified(body.runs) if dated else None
+        cache_control, codec = self.cache.header, data.codec
         send(
             req,
             resp,
-            body,
-            etag,
-            self.cache,
-            depends,
-            data.codec,
-            media_type,
-            page=True,
-            last_modified=newest_updated(body.runs) if dated else None,
+            Answer(body, etag, cache_control, depends, codec, modified, media_type, page=True),
         )
 
 
@@ -118,7 +123,8 @@ class LatestArticles(BundleResource):
         limit = params.parse(req, LatestQuery).limit
         runs = data.runs(0, min(limit, data.count))
         body = Composed("summaries", b"[", runs, b"]")
-        etag = _collection_etag(data, "latest", limit)
+        envelope = versions.COLLECTION_ENVELOPE_VERSION
+        etag = f'"{data.content_hash}-{envelope}{_LATEST_DIGESTS[limit]}"'
         depends = keys.collection(language)
         self.send_page(req, resp, data, body, etag, depends, dated=True)
 
@@ -181,15 +187,12 @@ class ArticleItem(BundleResource):
             # 410 with its notice, cached and compressed like the article it replaces.
             variants, etag = notice
             depends = keys.article(language, article_id)
-            body: Body = Precomputed(variants)
-            send(req, resp, body, etag, self.cache, depends, data.codec, status=410)
+            gone = Answer(Precomputed(variants), etag, self.cache.header, depends, data.codec)
+            send(req, resp, gone._replace(status=410))
             return
-        etag = f'"{data.etag_by_gid(gid)}"'
-        run = data.run_by_gid(gid)
-        body = Composed("articles", b"", [run], b"", br=run.encoded("articles", "br"))
-        depends = keys.article(language, article_id)
-        last_modified = newest_updated([run])
-        send(req, resp, body, etag, self.cache, depends, data.codec, last_modified=last_modified)
+        run, etag, modified, depends = data.article(gid)
+        body = Composed("articles", b"", (run,), b"", run)  # its brotli piece is a whole body
+        send(req, resp, Answer(body, etag, self.cache.header, depends, data.codec, modified))
 
     on_head = on_get
 
@@ -216,9 +219,10 @@ class Categories(BundleResource):
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         data = self.store.current().languages[language]
-        etag = _collection_etag(data, "categories")
+        etag = f'"{data.content_hash}-{versions.COLLECTION_ENVELOPE_VERSION}{_CATEGORIES_DIGEST}"'
         body = Precomputed(data.categories_encoded)
-        send(req, resp, body, etag, self.cache, keys.collection(language), data.codec)
+        depends = keys.collection(language)
+        send(req, resp, Answer(body, etag, self.cache.header, depends, data.codec))
 
     on_head = on_get
 
@@ -236,15 +240,8 @@ class Changes(BundleResource):
         except changes.CursorExpired:
             raise cursor_expired() from None
         etag = _collection_etag(data, "changes", data.changes_key, query.since, query.limit)
-        send(
-            req,
-            resp,
-            Whole(page.body()),
-            etag,
-            self.cache,
-            keys.collection(language),
-            data.codec,
-        )
+        depends = keys.collection(language)
+        send(req, resp, Answer(Whole(page.body()), etag, self.cache.header, depends, data.codec))
 
     on_head = on_get
 

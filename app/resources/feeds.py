@@ -23,7 +23,7 @@ from app.bounded import Bounded
 from app.bundle.site import SiteData
 from app.bundle.store import BundleStore
 from app.compression import IDENTITY, precompress
-from app.delivery import Composed, Precomputed, Whole, send
+from app.delivery import Answer, Body, Composed, Precomputed, Whole, send
 from app.errors import APIError
 from app.languages import LANGUAGE_SET
 from app.models import FeedQuery
@@ -78,9 +78,23 @@ class Feed(BundleResource):
             etag = _etag("feed", self.kind, data.content_hash, category)
             depends = keys.category_feed(language, category, known=False)
         media_type = MEDIA_TYPES[self.kind]
-        send(req, resp, Precomputed(variants), etag, self.cache, depends, data.codec, media_type)
+        answer = Answer(Precomputed(variants), etag, self.cache.header, depends, data.codec)
+        send(req, resp, answer._replace(media_type=media_type))
 
     on_head = on_get
+
+
+def _send_site(
+    req: falcon.Request,
+    resp: falcon.Response,
+    cache_control: str,
+    body: Body,
+    etag: str,
+    codec: str,
+) -> None:
+    """A document that spans languages (the sitemap index, the news sitemap): XML, keyed
+    `site`."""
+    send(req, resp, Answer(body, etag, cache_control, keys.SITE_KEY, codec, media_type=XML))
 
 
 class SitemapIndex(BundleResource):
@@ -89,7 +103,7 @@ class SitemapIndex(BundleResource):
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         site = self.store.current().site
         variants, etag = site.sitemap_index
-        send(req, resp, Precomputed(variants), etag, self.cache, keys.SITE_KEY, site.codec, XML)
+        _send_site(req, resp, self.cache.header, Precomputed(variants), etag, site.codec)
 
     on_head = on_get
 
@@ -141,9 +155,8 @@ class Sitemap(BundleResource):
         variants, etag = site.news_sitemap
         count = site.news_window(int(clock() * 1_000_000) - NEWS_WINDOW_MICROS)
         if count == len(site.news_ends):
-            send(req, resp, Precomputed(variants), etag, self.cache, keys.SITE_KEY, site.codec, XML)
+            _send_site(req, resp, self.cache.header, Precomputed(variants), etag, site.codec)
             return
         cut = site.news_ends[count - 1] if count else site.news_head
         body = Whole(bytes(variants[IDENTITY][:cut]) + NEWS_TAIL, self.news_kept)
-        tag = _etag("news", etag, count)
-        send(req, resp, body, tag, self.cache, keys.SITE_KEY, site.codec, XML)
+        _send_site(req, resp, self.cache.header, body, _etag("news", etag, count), site.codec)
