@@ -64,9 +64,16 @@ class NewArticle:
         return f"{self.path}:{self.line}"
 
     def read(self, fh: Any) -> Article:
-        """Parse the line again (the scan validated it) from an open file of `path`."""
+        """Parse the line again (the scan validated it) from an open file of `path`;
+        SourceError if the line is no longer the one scanned (a sharded build reads it on
+        another machine, maybe long after the plan)."""
         fh.seek(self.offset)
-        article = parse_record(orjson.loads(fh.read(self.length)), self.where)
+        data = fh.read(self.length)
+        if line_hash(data) != self.hash:
+            raise SourceError(
+                [f"{self.where}: the line changed since the sources were scanned; plan again"]
+            )
+        article = parse_record(orjson.loads(data), self.where)
         return dataclasses.replace(article, translations=self.translations)
 
 
