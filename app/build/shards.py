@@ -379,10 +379,12 @@ def run_shard(
 
 
 def collect(plan: Plan, work: Path, count: int, store: ObjectStore) -> Built:
-    """Every shard's units, checked against the plan, with their objects copied into `store`
-    (each hashed against its name as it is copied)."""
+    """Every shard's units, checked against the plan before anything is copied, then their
+    objects copied into `store`, each hashed against its name as it is copied (on a damaged
+    one, what this call copied is removed again)."""
     built = Built()
     owner: dict[str, int] = {}
+    descriptors = []
     for index in range(count):
         directory = shard_dir(work, index)
         try:
@@ -408,25 +410,37 @@ def collect(plan: Plan, work: Path, count: int, store: ObjectStore) -> Built:
             if key in owner:
                 raise ShardError(f"unit {key} built by shards {owner[key]} and {index}")
             owner[key] = index
-        built.segments.update(descriptor["segments"])
-        for language, names in descriptor["categories"].items():
-            built.categories.setdefault(language, []).extend(names)
-        built.merged += descriptor["merged"]
-        for name, (size, crc32) in descriptor["objects"].items():
-            built.entries[name] = ObjectEntry(size, crc32)
-            if store.has(name, size):
-                continue
-            try:
-                data = (directory / fmt.OBJECTS / name).read_bytes()
-            except FileNotFoundError:
-                raise ShardError(f"shard {index}: object {name} is missing") from None
-            copied, _ = store.put(data)
-            if copied != name:
-                store.path(copied).unlink(missing_ok=True)
-                raise ShardError(f"shard {index}: object {name} is damaged (its bytes differ)")
+        descriptors.append(descriptor)
     missing = [u.key for u in plan.units() if u.key not in owner]
     if missing:
         raise ShardError(f"units {', '.join(missing[:5])} of plan {plan.id} were built by no shard")
+    copied: list[str] = []
+    try:
+        for index, descriptor in enumerate(descriptors):
+            built.segments.update(descriptor["segments"])
+            for language, names in descriptor["categories"].items():
+                built.categories.setdefault(language, []).extend(names)
+            built.merged += descriptor["merged"]
+            for name, (size, crc32) in descriptor["objects"].items():
+                built.entries[name] = ObjectEntry(size, crc32)
+                if store.has(name, size):
+                    continue
+                try:
+                    data = (shard_dir(work, index) / fmt.OBJECTS / name).read_bytes()
+                except FileNotFoundError:
+                    raise ShardError(f"shard {index}: object {name} is missing") from None
+                with store.writer() as writer:  # aborted (nothing kept) if the check raises
+                    writer.write(data)
+                    if writer.name() != name:
+                        raise ShardError(
+                            f"shard {index}: object {name} is damaged (its bytes differ)"
+                        )
+                    writer.commit()
+                copied.append(name)
+    except BaseException:
+        for name in copied:
+            store.path(name).unlink(missing_ok=True)
+        raise
     return built
 
 
