@@ -20,7 +20,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,7 +158,7 @@ def _pair_list(
     store: ObjectStore,
     built_on: dict[str, Any] | None,
     language: str,
-    new: list[NewArticle | stories.KeptArticle],
+    new: Sequence[NewArticle | stories.KeptArticle],
     run: Any,
 ) -> Any:
     """A future of the language's pair words: those of its segments in the bundle built on

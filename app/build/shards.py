@@ -28,9 +28,10 @@ import hashlib
 import io
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import orjson
@@ -128,6 +129,27 @@ class Plan:
         return out
 
 
+class _ListOrder(Sequence[NewArticle]):
+    """A language's new articles in list order, made one by one as they are read (the pair
+    words read a sample of 2,000; an archive has millions)."""
+
+    def __init__(self, plan: Plan, language: str) -> None:
+        self.plan = plan
+        self.language = language
+
+    def __len__(self) -> int:
+        return len(self.plan.order[self.language])
+
+    @overload
+    def __getitem__(self, i: int) -> NewArticle: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[NewArticle]: ...
+    def __getitem__(self, i: int | slice) -> NewArticle | list[NewArticle]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self.plan.articles(self.language, i, i + 1)[0]
+
+
 def deal(units: list[Unit], count: int) -> list[list[Unit]]:
     """The units of each of `count` shards: the costliest first, each to the shard with the
     least cost so far (ties: the lower index), so shards finish close together."""
@@ -159,9 +181,7 @@ def make_plan(src: Path, urls: PublicUrls, executor: builder._Workers) -> Plan:
         return executor.submit(fn, *args, work=work)
 
     futures = {
-        language: builder._pair_list(
-            store, None, language, list(plan.articles(language, 0, len(order[language]))), run
-        )
+        language: builder._pair_list(store, None, language, _ListOrder(plan, language), run)
         for language in LANGUAGES
     }
     plan.pair_words = {language: tuple(f.result()) for language, f in futures.items()}
