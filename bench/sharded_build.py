@@ -4,6 +4,12 @@ machine of this size would run it, with every core), and the merge; checks that 
 same bundle byte for byte. Run it under `flock /tmp/bench.lock` on a shared machine.
 
     python bench/sharded_build.py --corpus DIR --work DIR --shards 4 --json FILE
+    python bench/sharded_build.py --model SMALL.json LARGE.json   # the cost model
+
+The model fits each step's time as a fixed cost plus a cost per article through the two
+measured sizes, and deals the units of a 10-million-article archive (9 languages alike) to
+1, 10 and 50 shards with the builder's own deal (app.build.shards.deal) for the slowest
+shard's share: rebuild = plan + slowest shard + merge.
 """
 
 from __future__ import annotations
@@ -38,7 +44,60 @@ def files(out: Path) -> dict[str, str]:
     }
 
 
+def fit(small: tuple[float, float], large: tuple[float, float]) -> tuple[float, float]:
+    """(fixed seconds, seconds per article) through two (articles, seconds) points."""
+    (a1, t1), (a2, t2) = small, large
+    per = (t2 - t1) / (a2 - a1)
+    return t1 - per * a1, per
+
+
+def slowest_share(articles: int, machines: int) -> float:
+    """The slowest shard's share of the compile cost of `articles` split evenly over the nine
+    languages, dealt to `machines` shards as the builder deals them."""
+    from app.build import shards
+    from app.languages import LANGUAGES
+
+    plan = shards.Plan(Path("."), shards.Scan(), {}, {}, {}, None)  # type: ignore[arg-type]
+    plan.order = {language: range(articles // len(LANGUAGES)) for language in LANGUAGES}  # type: ignore[misc]
+    units = plan.units()
+    dealt = shards.deal(units, machines)
+    return max(sum(u.cost for u in shard) for shard in dealt) / sum(u.cost for u in units)
+
+
+def model(small: dict, large: dict, target: int = 10_000_000) -> list[dict]:
+    points = [(r["articles"], r) for r in (small, large)]
+    (a1, r1), (a2, r2) = points
+    plan = fit((a1, r1["plan_s"]), (a2, r2["plan_s"]))
+    merge = fit((a1, r1["merge_s"]), (a2, r2["merge_s"]))
+    single = fit((a1, r1["single_full_s"]), (a2, r2["single_full_s"]))
+    # Summed shard time = shards x a shard's fixed cost + per-article cost x articles.
+    n1, n2 = len(r1["shard_s"]), len(r2["shard_s"])
+    s1, s2 = sum(r1["shard_s"]), sum(r2["shard_s"])
+    per = (s2 - s1 * n2 / n1) / (a2 - a1 * n2 / n1)
+    fixed = (s1 - per * a1) / n1
+    rows = []
+    for machines in (1, 10, 50):
+        shard = fixed + per * target * slowest_share(target, machines)
+        p, m = plan[0] + plan[1] * target, merge[0] + merge[1] * target
+        rows.append(
+            {
+                "machines": machines,
+                "plan_s": round(p),
+                "slowest_shard_s": round(shard),
+                "merge_s": round(m),
+                "total_s": round(p + shard + m),
+                "single_build_s": round(single[0] + single[1] * target) if machines == 1 else None,
+            }
+        )
+    return rows
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--model"]:
+        small, large = (orjson.loads(Path(p).read_bytes()) for p in sys.argv[2:4])
+        for row in model(small, large):
+            print(orjson.dumps(row).decode())
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, required=True, help="bench/gen_corpus.py output")
     parser.add_argument("--work", type=Path, required=True, help="scratch directory (emptied)")

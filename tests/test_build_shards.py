@@ -188,13 +188,17 @@ def test_a_line_changed_after_the_plan_fails_its_shard_and_the_merge(
 
 
 def test_a_missing_or_foreign_shard_output_fails_the_merge(
-    tmp_path: Path, served: tuple[Path, Path, dict[str, str]]
+    tmp_path: Path, served: tuple[Path, Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src, out, before = served
     work = tmp_path / "work"
     shards.plan_step(src, work, jobs=1)
-    for index in range(2):
-        shards.run_shard(src, work, index, 3, jobs=1)
+    shards.run_shard(src, work, 0, 3, jobs=1)
+    # A Kubernetes Indexed Job gives each pod its index in JOB_COMPLETION_INDEX: --shard.
+    monkeypatch.setenv("JOB_COMPLETION_INDEX", "1")
+    step = ["--step", "shard", "--src", str(src), "--work", str(work), "--shards", "3"]
+    assert cli.main([*step, "--jobs", "1"]) == 0
+    assert (shards.shard_dir(work, 1) / shards.SHARD_JSON).is_file()
     with pytest.raises(shards.ShardError, match=r"shard 2 of 3 has no output"):
         shards.merge_shards(work, 3, out, jobs=1)
     assert tree_digest(out) == before
@@ -216,3 +220,21 @@ def test_a_missing_or_foreign_shard_output_fails_the_merge(
     assert tree_digest(out) == before
     with pytest.raises(SourceError):
         shards.plan_step(tmp_path / "nowhere", tmp_path / "w3", jobs=1)
+
+
+def test_a_sharded_build_over_a_served_bundle_equals_a_full_build_over_it(
+    tmp_path: Path, served: tuple[Path, Path, dict[str, str]]
+) -> None:
+    """Over a bundle, the merge keeps the one it replaces for rollback and starts a new
+    change-feed lineage exactly as `--full` does."""
+    src, out, _ = served
+    files = corpus(8, 30)
+    files["part0.jsonl"] = [*files.get("part0.jsonl", []), good("new-1")]
+    write_tree(src, files)
+    full, many = tmp_path / "full", tmp_path / "many"
+    shutil.copytree(out, full)
+    shutil.copytree(out, many)
+    builder.build_report(src, full, jobs=1, full=True)
+    sharded(src, tmp_path / "work", many, 2, [1, 0])
+    assert output_files(many) == output_files(full)
+    assert (many / "manifest.previous.json").read_bytes() == (out / "manifest.json").read_bytes()
