@@ -117,17 +117,63 @@ def served(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     return src, out, tree_digest(out)
 
 
-def test_a_bad_record_fails_the_plan_naming_file_line_and_field(
+def test_a_bad_placing_field_fails_the_plan_naming_file_line_and_field(
     tmp_path: Path, served: tuple[Path, Path, dict[str, str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The plan checks the fields that place an article (id, language, published_at,
+    story_id): a bad one fails it, with the message a single build gives."""
     src, out, before = served
-    write_jsonl(src / "zz.jsonl", [good("ok-1"), good("bad-1", title=42)])
+    write_jsonl(src / "zz.jsonl", [good("ok-1"), good("bad-1", published_at="yesterday")])
     work = tmp_path / "work"
     status = cli.main(["--step", "plan", "--src", str(src), "--work", str(work)])
     err = capsys.readouterr().err
     assert status == 1
-    assert f"{src / 'zz.jsonl'}:2: field 'title'" in err
+    assert f"{src / 'zz.jsonl'}:2: field 'published_at'" in err
     assert not (work / shards.PLAN_DIR / shards.PLAN_JSON).exists()
+    assert tree_digest(out) == before
+
+
+def test_a_bad_record_fails_its_shard_naming_file_line_and_field_and_the_merge(
+    tmp_path: Path, served: tuple[Path, Path, dict[str, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Any other field is checked by the shard that compiles the article: that shard fails
+    naming every bad record of its chunk, the others finish, the merge refuses, OUT is
+    unchanged. (The plan reads its pair-word sample whole: these are of a language without
+    pair words.)"""
+    src, out, before = served
+    assert "zh_cn" not in pair_words.PAIR_LANGUAGES
+    lines = [good("ok-1"), good("bad-1", title=42), good("bad-2", category="")]
+    write_jsonl(src / "zz.jsonl", [{**line, "language": "zh_cn"} for line in lines])
+    work = tmp_path / "work"
+    count = 3
+    assert cli.main(["--step", "plan", "--src", str(src), "--work", str(work)]) == 0
+    statuses = [
+        cli.main(
+            [
+                "--step",
+                "shard",
+                "--src",
+                str(src),
+                "--work",
+                str(work),
+                "--shard",
+                str(k),
+                "--shards",
+                str(count),
+                "--jobs",
+                "1",
+            ]
+        )
+        for k in range(count)
+    ]
+    err = capsys.readouterr().err
+    assert sorted(statuses) == [0, 0, 1]
+    assert f"{src / 'zz.jsonl'}:2: field 'title'" in err
+    assert f"{src / 'zz.jsonl'}:3: field 'category'" in err
+    merge = ["--step", "merge", "--work", str(work), "--shards", str(count), "--out", str(out)]
+    assert cli.main(merge) == 1
+    err = capsys.readouterr().err
+    assert f"shard {statuses.index(1)} of {count} has no output" in err
     assert tree_digest(out) == before
 
 

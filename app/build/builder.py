@@ -34,7 +34,7 @@ from app.build import changes, policy, retractions, stories
 from app.build.compile import compile_segment, index_doc
 from app.build.generation import build_generation
 from app.build.merge import SegmentReader, merge_segments
-from app.build.records import Article
+from app.build.records import MAX_REPORTED_ERRORS, Article, SourceError
 from app.build.site import build_site
 from app.build.sources import LINE_RECORD, NewArticle, NewArticles, Previous, scan
 from app.bundle import changes as change_log
@@ -105,16 +105,22 @@ def purge_keys(report: BuildReport, site_changed: bool) -> list[str]:
 
 def _read(articles: list[NewArticle | stories.KeptArticle]) -> list[Article]:
     handles: dict[Path, Any] = {}
+    problems: list[str] = []  # every bad record of the chunk (a sharded build's shard)
     try:
         records = []
         for a in articles:
             fh = None
             if a.path is not None:  # a KeptArticle is read from the bundle, not a file
                 fh = handles.get(a.path) or handles.setdefault(a.path, open(a.path, "rb"))  # noqa: SIM115
-            records.append(a.read(fh))
+            try:
+                records.append(a.read(fh))
+            except SourceError as exc:
+                problems += exc.problems
     finally:
         for fh in handles.values():
             fh.close()
+    if problems:
+        raise SourceError(problems[:MAX_REPORTED_ERRORS])
     return records
 
 

@@ -165,11 +165,14 @@ def deal(units: list[Unit], count: int) -> list[list[Unit]]:
 # -- 1. the plan ------------------------------------------------------------------------------
 
 
-def make_plan(src: Path, urls: PublicUrls, executor: builder._Workers) -> Plan:
+def make_plan(
+    src: Path, urls: PublicUrls, executor: builder._Workers, *, validate: bool = True
+) -> Plan:
     """Scan `src` from scratch and decide translations and pair words (SourceError: every
-    problem of the sources, as a single build reports them)."""
+    problem of the sources, as a single build reports them). `validate=False`: only the
+    fields that place an article are checked here, the rest by the shards (the plan step)."""
     previous = Previous.empty()
-    result = scan(src, previous)
+    result = scan(src, previous, validate=validate)
     story_plan = stories.plan(result, previous, ObjectStore(src), None)
     order = {
         language: result.new.get(language, NewArticles()).list_order() for language in LANGUAGES
@@ -192,7 +195,7 @@ def plan_step(src: Path, work: Path, jobs: int | None = None) -> tuple[str, tupl
     """The plan step: make the plan of `src` and write it to WORK/plan/; returns its id and
     (articles, units). SourceError: nothing was written."""
     with builder._Workers(max(1, jobs or os.cpu_count() or 1)) as executor:
-        plan = make_plan(src, PublicUrls.from_env(), executor)
+        plan = make_plan(src, PublicUrls.from_env(), executor, validate=False)
     plan_id = write_plan(plan, work)
     return plan_id, (sum(len(o) for o in plan.order.values()), len(plan.units()))
 
