@@ -67,7 +67,7 @@ bundles: $(BUNDLE_DIR)/manifest.json
 # bundle is byte for byte the one `build_bundles.py --full` makes.
 SHARDS ?= 4
 SHARD_JOBS ?= 1
-WORK ?= $(OUT).work
+WORK ?= $(patsubst %/,%,$(OUT)).work
 BUILD := $(BIN)/python scripts/build_bundles.py
 build-sharded: install
 	@test -n "$(SRC)" -a -n "$(OUT)" || { \
