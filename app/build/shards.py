@@ -53,8 +53,8 @@ PLAN_DIR = "plan"
 PLAN_JSON = "plan.json"
 PLAN_ARRAYS = "plan.npz"
 SHARD_JSON = "shard.json"
-# Relative cost of compiling an article, by script (measured: docs/benchmarks.md, "Sharded
-# builds"); only how units are dealt to shards depends on it, never the bundle.
+# Relative cost of compiling a CJK article (character n-grams, longer records) against
+# another: an estimate. Only how units are dealt to shards depends on it, never the bundle.
 CJK_COST = 2
 
 
