@@ -92,11 +92,69 @@ def model(small: dict, large: dict, target: int = 10_000_000) -> list[dict]:
     return rows
 
 
+def docs(small: dict, large: dict, rows: list[dict], quiet: float) -> str:
+    """The section of docs/benchmarks.md."""
+    out = [
+        "## Sharded from-scratch builds",
+        "",
+        "How the build splits: [publishing.md](publishing.md#building-on-many-machines). "
+        "Measured on this machine (2 cores) with the generated corpus "
+        "(`bench/gen_corpus.py --out DIR --per-language N`), each shard run alone with both "
+        "cores, as one machine of this size would run it:",
+        "",
+        "```sh",
+        "flock /tmp/bench.lock python bench/sharded_build.py --corpus DIR --work WORK "
+        "--shards 4 --json bench/results/sharded-N.json",
+        "python bench/sharded_build.py --model bench/results/sharded-2000.json "
+        "bench/results/sharded-20000.json --docs",
+        "```",
+        "",
+        "| articles | single `--full` | plan | 4 shards, each | merge | same bundle |",
+        "|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in (small, large):
+        shards = ", ".join(f"{t:.1f}" for t in r["shard_s"])
+        out.append(
+            f"| {r['articles']:,} | {r['single_full_s']:.1f} s | {r['plan_s']:.1f} s | "
+            f"{shards} s | {r['merge_s']:.1f} s | {'yes' if r['identical'] else '**no**'} |"
+        )
+    out += [
+        "",
+        "A rebuild of 10,000,000 articles (9 languages alike), each step a fixed cost plus a "
+        "cost per article fitted through the two sizes; the slowest shard's share from the "
+        "builder's own deal of that archive's units (`app.build.shards.deal`). The last column "
+        f"scales the total by {quiet:.2f}, the quiet machine's full build "
+        "(Publishing at 9 x 100,000: 500 s) over the same build extrapolated from this run:",
+        "",
+        "| machines | plan | slowest shard | merge | total, as measured | total, quiet machine |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        out.append(
+            f"| {row['machines']} | {row['plan_s']:,} s | {row['slowest_shard_s']:,} s | "
+            f"{row['merge_s']:,} s | {row['total_s']:,} s ({row['total_s'] / 3600:.1f} h) | "
+            f"{row['total_s'] * quiet / 3600:.1f} h |"
+        )
+    return "\n".join(out) + "\n"
+
+
 def main() -> int:
     if sys.argv[1:2] == ["--model"]:
         small, large = (orjson.loads(Path(p).read_bytes()) for p in sys.argv[2:4])
-        for row in model(small, large):
+        rows = model(small, large)
+        for row in rows:
             print(orjson.dumps(row).decode())
+        # The quiet full build: 500 s for 900,000 articles (docs/benchmarks.md, Publishing).
+        single = fit(
+            (small["articles"], small["single_full_s"]), (large["articles"], large["single_full_s"])
+        )
+        quiet = 500 / (single[0] + single[1] * 900_000)
+        text = docs(small, large, rows, quiet)
+        print(text)
+        if "--docs" in sys.argv:
+            from sections import write
+
+            write("sharded-builds", text)
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, required=True, help="bench/gen_corpus.py output")
