@@ -4,8 +4,9 @@
 1. **plan** (one machine): scan every source line (app.build.sources), checking the fields
    that place each article (the shards validate the rest as they compile it; a single
    build validates everything here), decide every story's translations
-   (app.build.stories) and each language's pair words (app/search/pair_words.py). The plan is those decisions, written to WORK/plan/: where
-   each new article's line is, in list order, and what the merge step needs of the scan.
+   (app.build.stories) and each language's pair words (app/search/pair_words.py). The
+   plan is those decisions, written to WORK/plan/: where each new article's line is, in
+   list order, and what the merge step needs of the scan.
    The list order of each language is cut into chunks (builder.CHUNK_ARTICLES), and the
    chunks into **units**: each run of chunks a from-scratch build merges into one segment
    (app.build.policy, "all"), or a chunk left as it is.
