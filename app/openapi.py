@@ -1,5 +1,5 @@
 """The OpenAPI 3.1 document served at /openapi.json, written from the route table
-(app/routes.py) and the wire models (app/models.py): nothing here restates a shape.
+(app/routes.py) and the wire models (app/models/): nothing here restates a shape.
 
 Component schemas come from Pydantic in serialisation mode for responses and validation
 mode for request bodies; query and header parameters are the fields of the operation's
@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from app import models as m
-from app.routes import ROUTES, Operation, Route
-from app.version import API_VERSION
+from app import versions
+from app.comments import comment_wire as cw
+from app.declarations import Operation, Route
 
 _JSON = "application/json"
 _SCHEMAS = "#/components/schemas/"
@@ -33,17 +35,17 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     m.CorrectionList,
     m.ChangeList,
     m.RetractedArticle,
-    m.Comment,
-    m.CommentList,
-    m.CommentCount,
-    m.CommentCounts,
+    cw.Comment,
+    cw.CommentList,
+    cw.CommentCount,
+    cw.CommentCounts,
     m.Error,
     m.ValidationError,
     m.Health,
     m.Ready,
     m.OpenAPIDocument,
 )
-REQUEST_MODELS: tuple[type[BaseModel], ...] = (m.CommentCreate, m.CommentCountsRequest)
+REQUEST_MODELS: tuple[type[BaseModel], ...] = (cw.CommentCreate, cw.CommentCountsRequest)
 
 TAGS = [
     {"name": "articles", "description": "Published articles, categories and search."},
@@ -173,9 +175,6 @@ RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
     },
 }
 
-# The server answers this itself, before any route, for a request line over 8190 bytes.
-_URI_TOO_LONG = "Request line too long."
-
 # What a client sees for each error status, shown as the example of its response.
 ERROR_EXAMPLES: dict[int, Any] = {
     400: {"detail": "Unsupported language: xx"},
@@ -205,12 +204,12 @@ ERROR_EXAMPLES: dict[int, Any] = {
 }
 
 
-def component_schemas() -> dict[str, Any]:
-    """The listed shapes, and every response and body model an operation of the route table
-    names (so a new operation cannot leave its shapes out)."""
+def component_schemas(routes: Sequence[Route]) -> dict[str, Any]:
+    """The listed shapes, and every response and body model an operation of `routes` names
+    (so a new operation cannot leave its shapes out)."""
     responses = dict.fromkeys(RESPONSE_MODELS)
     requests = dict.fromkeys(REQUEST_MODELS)
-    for route in ROUTES:
+    for route in routes:
         for op in route.operations:
             if isinstance(op.response, type) and issubclass(op.response, BaseModel):
                 responses[op.response] = None
@@ -265,31 +264,6 @@ def _content(schema: Any, media_type: str = _JSON) -> dict[str, Any]:
     return {media_type: {"schema": schema}}
 
 
-def _errors(route: Route, op: Operation) -> dict[int, str]:
-    """Error statuses an operation can answer: those its route implies, then its own."""
-    errors = {414: _URI_TOO_LONG}
-    if "{language}" in route.path:
-        errors[400] = "Unsupported language."
-    if "{article_id}" in route.path and op.checks_article:
-        errors[404] = "Article not found."
-        errors[410] = "Article retracted: comments close with it."
-    if op.query or op.body or op.headers:
-        errors[422] = "Invalid parameters, headers or body."
-    if op.body:
-        errors |= {413: "Body larger than 64 KiB.", 415: "Content-Type is not application/json."}
-    if route.cache == "public":
-        errors[406] = "Accept-Encoding refuses identity and every coding offered."
-    if route.tag in ("comments", "moderation"):
-        errors[503] = "Comment store unavailable."
-    return dict(sorted({**errors, **op.errors}.items()))
-
-
-_RETRACTED = (
-    "Article retracted: the notice that replaces it, cacheable like the article"
-    " (If-None-Match does not apply)."
-)
-
-
 def _responses(route: Route, op: Operation) -> dict[str, Any]:
     cacheable = route.cache == "public"
     success: dict[str, Any] = {"description": op.texts.returns}
@@ -312,16 +286,15 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
             + (" (or If-Modified-Since)." if "Last-Modified" in validators else "."),
             "headers": {name: RESPONSE_HEADERS[name] for name in validators},
         }
-    for status, description in _errors(route, op).items():
+    for status, description in sorted(op.errors.items()):
         model: type[BaseModel] = m.ValidationError if status == 422 else m.Error
         example = ERROR_EXAMPLES[status]
         if status in op.error_details:
             example = {"detail": op.error_details[status]}
-        # an article's own URL: its retraction notice
-        notice = status == 410 and cacheable and "{article_id}" in route.path
-        expired = status == 410 and cacheable and not notice  # the change feed's cursor
+        notice = status == 410 and op.gone == "notice"
+        expired = status == 410 and op.gone == "cursor"
         if notice:
-            model, description = m.RetractedArticle, _RETRACTED
+            model = m.RetractedArticle
             example = m.RETRACTED_EXAMPLE
         elif expired:
             example = {"detail": "Cursor expired"}
@@ -410,10 +383,11 @@ def _path_names(path: str) -> list[str]:
     return re.findall(r"\{(\w+)\}", path)
 
 
-def openapi_document() -> dict[str, Any]:
-    schemas = component_schemas()
+def openapi_document(routes: Sequence[Route]) -> dict[str, Any]:
+    """The document of the route table `routes` (app.routes.ROUTES)."""
+    schemas = component_schemas(routes)
     paths: dict[str, Any] = {}
-    for route in ROUTES:
+    for route in routes:
         if not route.documented:
             continue
         item: dict[str, Any] = {}
@@ -426,7 +400,7 @@ def openapi_document() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {
             "title": "News article delivery service",
-            "version": API_VERSION,
+            "version": versions.API_VERSION,
             "summary": "Read-only news articles in nine languages, with comments.",
             "description": "Articles are published by an offline build and served read-only;"
             " comments are the only writes. Every error is a JSON object with `detail`:"

@@ -1,4 +1,4 @@
-"""Query parameters, validated by the models of app/models.py into the 422 of docs/api.md.
+"""Query parameters, validated by the models of app/models/ into the 422 of docs/api.md.
 
 Unknown parameters are ignored. When a scalar parameter is repeated the last value wins, as
 FastAPI does; a list parameter (`article_id`) takes every value.

@@ -1,120 +1,56 @@
 """The route table: every path the service answers, declared once.
 
-Each `Route` holds its path, how its resource is made from the app's shared parts
-(`Shared`), its operations with their documentation texts, its cache policy, and whether
-the response cache keeps its answers (`keep`).
+Each `Route` (app/declarations.py) holds its path, how its resource is made from the app's
+shared parts (`Shared`), its operations with their documentation texts and error statuses,
+its cache policy, and whether the response cache keeps its answers (`keep`).
 app/mount.py mounts the table on Falcon and applies what each declaration asks of every
 request (Cache-Control: no-store, the language check, the admin token, the answers kept);
-app/openapi.py
-writes /openapi.json from the same entries and the models they name, so the two cannot
-disagree.
+app/openapi.py writes /openapi.json from the same entries and the models they name, so the
+two cannot disagree.
 
-Most error statuses follow from the route itself (app/openapi.py `_errors`): 400 wherever
-the path has `{language}`, 404 for `{article_id}`, 422 where a query, header or body model
-is validated, 413/415 with a body, 503 for comment operations. `errors` adds the others.
+Each operation lists its error statuses (`errors`), from the groups of app/declarations.py
+(400 for a path with `{language}`, 404 and 410 where the article is looked up, 422 where a
+query, header or body model is validated, 413/415 with a body, 406 on "public" routes, 503
+for comment operations) and its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from collections.abc import Mapping
+from typing import Any
 
 import orjson
-from pydantic import BaseModel
 
 from app import models as m
-from app.bundle.store import BundleStore
-from app.comments import CommentService
+from app.comments import comment_wire as cw
 from app.comments import moderation_resources as moderation
 from app.comments import resources as comments
 from app.comments import wire as w
-from app.config import Settings
-from app.http_cache import CachePolicy
-from app.metrics import Metrics, MetricsResource
+from app.declarations import (
+    ARTICLE,
+    BODY,
+    CODINGS,
+    LANGUAGE,
+    RETRACTION_NOTICE,
+    STORE,
+    VALIDATED,
+    Operation,
+    Route,
+    Shared,
+    Texts,
+    error_statuses,
+)
+from app.metrics import MetricsResource
+from app.openapi import openapi_document
 from app.resources import articles, docs, feeds, moderation_page, ops
 
 API = "/api/v1/{language}"
-
-
-class Texts(NamedTuple):
-    """An operation's documentation in /openapi.json."""
-
-    summary: str
-    description: str
-    returns: str  # the description of the success response
-
-
-Auth = Literal["moderator", "author", "author?", "notice", "moderator|author"]
-
-
-@dataclass(frozen=True)
-class Operation:
-    operation_id: str
-    texts: Texts
-    response: type[BaseModel] | dict[str, Any] | None  # a model, a JSON Schema, or no body
-    method: str = "get"  # every GET also answers HEAD
-    status: int = 200
-    query: type[BaseModel] | None = None
-    body: type[BaseModel] | None = None
-    headers: type[BaseModel] | None = None  # request headers, validated like the query
-    media_type: str = "application/json"  # of the success response
-    errors: dict[int, str] = field(default_factory=dict)
-    # The bearer token it reads (app/comments/auth.py checks it first, after the language):
-    # "moderator", "author" (required), "author?" (optional) or "notice" (a notifier's).
-    auth: Auth | None = None
-    # The `detail` of an error as this operation words it, where it is not the one of
-    # app.openapi.ERROR_EXAMPLES for its status (shown as the response's example).
-    error_details: dict[int, str] = field(default_factory=dict)
-    # False where the article is not looked up (a decision stands for a comment whose
-    # article has left the bundle): no article 404 or 410.
-    checks_article: bool = True
-    response_headers: tuple[str, ...] = ()  # names in app.openapi.RESPONSE_HEADERS
-    links: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Shared:
-    """What the resources of one app are made from: built once by app.wsgi.create_app."""
-
-    settings: Settings
-    store: BundleStore
-    cache: CachePolicy  # Cache-Control of every "public" route
-    comments: CommentService
-    metrics: Metrics
-
-
-# "public": the resource is an app.resources.articles.BundleResource, given the app's
-# CachePolicy by app.mount: ETag, If-None-Match -> 304, Vary, Cache-Control public and
-# Surrogate-Key on every answer (app.delivery.send). "no-store": app.mount sets
-# `Cache-Control: no-store` before the responder runs, so its errors carry it too.
-# None: the resource says what it says (/openapi.json nothing, /docs assets their own).
-CachePolicyName = Literal["public", "no-store"] | None
 
 
 def _not_news(fields: Mapping[str, str]) -> bool:
     """The news sitemap follows the clock (its window of 48 hours), the language pages do
     not."""
     return fields["sitemap"] != "news"
-
-
-@dataclass(frozen=True)
-class Route:
-    path: str
-    make: Callable[[Shared], object]  # the route's resource, made once when mounted
-    tag: str
-    operations: tuple[Operation, ...]
-    cache: CachePolicyName = "no-store"
-    documented: bool = True  # /docs and its assets are pages, not API operations
-    # Whether app.response_cache keeps the route's answers (its 200s and 410s): only where
-    # an answer is a function of the bundle, the request target and the negotiated coding
-    # (docs/delivery.md, "One answer per page and coding"). True, False, or a test of the
-    # path's fields; None: every answer of a "public" route, none of the others.
-    keep: bool | Callable[[Mapping[str, str]], bool] | None = None
-
-    @property
-    def keeps(self) -> bool | Callable[[Mapping[str, str]], bool]:
-        return self.cache == "public" if self.keep is None else self.keep
 
 
 def _article_links(body_id: str) -> dict[str, Any]:
@@ -228,11 +164,9 @@ def _feed(kind: str, operation: Operation) -> Route:
 
 
 def _openapi(shared: Shared) -> ops.OpenAPI:
-    # Imported here: the document is written from this table, complete only once this
-    # module is.
-    from app.openapi import openapi_document
-
-    return ops.OpenAPI(orjson.dumps(openapi_document()))
+    """The document of this table, written when the route is mounted (the table is
+    complete by then)."""
+    return ops.OpenAPI(orjson.dumps(openapi_document(ROUTES)))
 
 
 ROUTES: tuple[Route, ...] = (
@@ -253,6 +187,7 @@ ROUTES: tuple[Route, ...] = (
                 query=m.ArticleListQuery,
                 response_headers=("Link", "Last-Modified"),
                 links=_article_links("$response.body#/items/0/id"),
+                errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
             ),
         ),
         cache="public",
@@ -275,6 +210,7 @@ ROUTES: tuple[Route, ...] = (
                 # Never empty while the language has an article (unlike a filtered list):
                 # the dependable start of the article -> comments flow.
                 links=_article_links("$response.body#/0/id"),
+                errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
             ),
         ),
         cache="public",
@@ -296,6 +232,7 @@ ROUTES: tuple[Route, ...] = (
                 m.SearchResults,
                 query=m.SearchQuery,
                 response_headers=("Link", "Last-Modified"),
+                errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
             ),
         ),
         cache="public",
@@ -316,6 +253,8 @@ ROUTES: tuple[Route, ...] = (
                 m.Article,
                 response_headers=("Last-Modified",),
                 links=_article_links("$response.body#/id"),
+                errors=error_statuses(LANGUAGE, {404: ARTICLE[404]}, RETRACTION_NOTICE, CODINGS),
+                gone="notice",
             ),
         ),
         cache="public",
@@ -333,6 +272,7 @@ ROUTES: tuple[Route, ...] = (
                     "Categories.",
                 ),
                 _CATEGORIES,
+                errors=error_statuses(LANGUAGE, CODINGS),
             ),
         ),
         cache="public",
@@ -355,6 +295,7 @@ ROUTES: tuple[Route, ...] = (
                 m.CorrectionList,
                 query=m.PageQuery,
                 response_headers=("Link",),
+                errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
             ),
         ),
         cache="public",
@@ -380,10 +321,16 @@ ROUTES: tuple[Route, ...] = (
                 ),
                 m.ChangeList,
                 query=m.ChangesQuery,
-                errors={
-                    410: "Cursor expired: not a cursor, of another lineage or language, or"
-                    " before the oldest change kept. Start again without `since`."
-                },
+                errors=error_statuses(
+                    LANGUAGE,
+                    CODINGS,
+                    VALIDATED,
+                    {
+                        410: "Cursor expired: not a cursor, of another lineage or language, or"
+                        " before the oldest change kept. Start again without `since`."
+                    },
+                ),
+                gone="cursor",
             ),
         ),
         cache="public",
@@ -403,6 +350,7 @@ ROUTES: tuple[Route, ...] = (
             {"type": "string", "examples": [_ATOM_EXAMPLE]},
             query=m.FeedQuery,
             media_type="application/atom+xml",
+            errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
         ),
     ),
     _feed(
@@ -417,6 +365,7 @@ ROUTES: tuple[Route, ...] = (
             {"type": "string", "examples": [_RSS_EXAMPLE]},
             query=m.FeedQuery,
             media_type="application/rss+xml",
+            errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
         ),
     ),
     _feed(
@@ -432,6 +381,7 @@ ROUTES: tuple[Route, ...] = (
             _JSON_FEED,
             query=m.FeedQuery,
             media_type="application/feed+json",
+            errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
         ),
     ),
     Route(
@@ -449,6 +399,7 @@ ROUTES: tuple[Route, ...] = (
                 ),
                 _XML,
                 media_type="application/xml",
+                errors=error_statuses(CODINGS),
             ),
         ),
         cache="public",
@@ -471,7 +422,7 @@ ROUTES: tuple[Route, ...] = (
                 ),
                 _XML,
                 media_type="application/xml",
-                errors=_NO_SITEMAP,
+                errors=error_statuses(CODINGS, _NO_SITEMAP),
             ),
         ),
         cache="public",
@@ -489,9 +440,10 @@ ROUTES: tuple[Route, ...] = (
                     "Newest first, or oldest first with `order=oldest`.",
                     "A page of comments.",
                 ),
-                m.CommentList,
-                query=m.CommentListQuery,
+                cw.CommentList,
+                query=cw.CommentListQuery,
                 response_headers=("Link",),
+                errors=error_statuses(LANGUAGE, ARTICLE, VALIDATED, STORE),
             ),
             Operation(
                 "createComment",
@@ -507,9 +459,9 @@ ROUTES: tuple[Route, ...] = (
                 w.CreatedComment,
                 method="post",
                 status=201,
-                body=m.CommentCreate,
-                headers=m.CommentCreateHeaders,
-                errors=_CREATE_ERRORS,
+                body=cw.CommentCreate,
+                headers=cw.CommentCreateHeaders,
+                errors=error_statuses(LANGUAGE, ARTICLE, VALIDATED, BODY, STORE, _CREATE_ERRORS),
                 response_headers=("Location", "Idempotent-Replayed"),
                 links=_created_links(),
                 auth="author?",
@@ -533,7 +485,8 @@ ROUTES: tuple[Route, ...] = (
                     "The total the comment list would report.",
                     "The count.",
                 ),
-                m.CommentCount,
+                cw.CommentCount,
+                errors=error_statuses(LANGUAGE, ARTICLE, STORE),
             ),
         ),
     ),
@@ -558,7 +511,9 @@ ROUTES: tuple[Route, ...] = (
                         {"$ref": "#/components/schemas/OwnComment"},
                     ]
                 },
-                errors={**_COMMENT_404, **_UNKNOWN_AUTHOR},
+                errors=error_statuses(
+                    LANGUAGE, ARTICLE, STORE, {**_COMMENT_404, **_UNKNOWN_AUTHOR}
+                ),
                 auth="author?",
             ),
             Operation(
@@ -572,12 +527,19 @@ ROUTES: tuple[Route, ...] = (
                 w.OwnComment,
                 method="patch",
                 body=w.CommentEdit,
-                errors={
-                    **_COMMENT_404,
-                    **_UNKNOWN_AUTHOR,
-                    409: "Edit window closed, a rejected comment, or a duplicate.",
-                    429: "Too many creates and edits from this client.",
-                },
+                errors=error_statuses(
+                    LANGUAGE,
+                    ARTICLE,
+                    VALIDATED,
+                    BODY,
+                    STORE,
+                    {
+                        **_COMMENT_404,
+                        **_UNKNOWN_AUTHOR,
+                        409: "Edit window closed, a rejected comment, or a duplicate.",
+                        429: "Too many creates and edits from this client.",
+                    },
+                ),
                 auth="author",
                 error_details={
                     401: "Unknown author token",
@@ -597,11 +559,16 @@ ROUTES: tuple[Route, ...] = (
                 None,
                 method="delete",
                 status=204,
-                errors={
-                    **_COMMENT_404,
-                    401: "No token, or one that is neither a moderator's nor an author's.",
-                    403: "Not a moderator of this language.",
-                },
+                errors=error_statuses(
+                    LANGUAGE,
+                    ARTICLE,
+                    STORE,
+                    {
+                        **_COMMENT_404,
+                        401: "No token, or one that is neither a moderator's nor an author's.",
+                        403: "Not a moderator of this language.",
+                    },
+                ),
                 auth="moderator|author",
                 error_details={404: "Comment not found"},
             ),
@@ -626,7 +593,7 @@ ROUTES: tuple[Route, ...] = (
                 method="post",
                 status=202,
                 body=w.ReportCreate,
-                errors=_REPORT_ERRORS,
+                errors=error_statuses(LANGUAGE, ARTICLE, VALIDATED, BODY, STORE, _REPORT_ERRORS),
                 error_details=_REPORT_DETAILS,
             ),
         ),
@@ -649,7 +616,7 @@ ROUTES: tuple[Route, ...] = (
                 method="post",
                 status=201,
                 body=w.NoticeCreate,
-                errors=_REPORT_ERRORS,
+                errors=error_statuses(LANGUAGE, ARTICLE, VALIDATED, BODY, STORE, _REPORT_ERRORS),
                 error_details=_REPORT_DETAILS,
             ),
         ),
@@ -671,10 +638,15 @@ ROUTES: tuple[Route, ...] = (
                 w.ModeratedComment,
                 method="post",
                 body=w.Decision,
-                errors={**_MODERATOR, 404: "Comment not found (or erased)."},
+                errors=error_statuses(
+                    LANGUAGE,
+                    VALIDATED,
+                    BODY,
+                    STORE,
+                    {**_MODERATOR, 404: "Comment not found (or erased)."},
+                ),
                 auth="moderator",
                 error_details={404: "Comment not found"},
-                checks_article=False,
             ),
         ),
     ),
@@ -692,6 +664,7 @@ ROUTES: tuple[Route, ...] = (
                     "The settings.",
                 ),
                 w.ArticleSettings,
+                errors=error_statuses(LANGUAGE, ARTICLE, STORE),
             ),
             Operation(
                 "putCommentSettings",
@@ -703,7 +676,7 @@ ROUTES: tuple[Route, ...] = (
                 w.ArticleSettings,
                 method="put",
                 body=w.SettingsUpdate,
-                errors=_MODERATOR,
+                errors=error_statuses(LANGUAGE, ARTICLE, VALIDATED, BODY, STORE, _MODERATOR),
                 auth="moderator",
             ),
         ),
@@ -722,7 +695,7 @@ ROUTES: tuple[Route, ...] = (
                 ),
                 w.ModerationQueue,
                 query=w.QueueQuery,
-                errors=_MODERATOR,
+                errors=error_statuses(LANGUAGE, VALIDATED, STORE, _MODERATOR),
                 auth="moderator",
             ),
         ),
@@ -741,7 +714,7 @@ ROUTES: tuple[Route, ...] = (
                 ),
                 w.LogPage,
                 query=w.LogQuery,
-                errors=_MODERATOR,
+                errors=error_statuses(LANGUAGE, VALIDATED, STORE, _MODERATOR),
                 auth="moderator",
             ),
         ),
@@ -761,7 +734,7 @@ ROUTES: tuple[Route, ...] = (
                 ),
                 w.Transparency,
                 query=w.TransparencyQuery,
-                errors={401: _MODERATOR[401]},
+                errors=error_statuses(VALIDATED, STORE, {401: _MODERATOR[401]}),
                 auth="moderator",
             ),
         ),
@@ -779,7 +752,9 @@ ROUTES: tuple[Route, ...] = (
                     "The notice's state.",
                 ),
                 w.NoticeState,
-                errors={401: "No token.", 404: "No such notice, or a wrong token."},
+                errors=error_statuses(
+                    STORE, {401: "No token.", 404: "No such notice, or a wrong token."}
+                ),
                 auth="notice",
                 error_details={
                     401: "The notice's access token is required",
@@ -802,7 +777,7 @@ ROUTES: tuple[Route, ...] = (
                     "The author's comments.",
                 ),
                 w.OwnComments,
-                errors=_UNKNOWN_AUTHOR,
+                errors=error_statuses(STORE, _UNKNOWN_AUTHOR),
                 auth="author",
                 error_details={401: "Unknown author token"},
             ),
@@ -816,7 +791,7 @@ ROUTES: tuple[Route, ...] = (
                 None,
                 method="delete",
                 status=204,
-                errors=_UNKNOWN_AUTHOR,
+                errors=error_statuses(STORE, _UNKNOWN_AUTHOR),
                 auth="author",
                 error_details={401: "Unknown author token"},
             ),
@@ -835,8 +810,9 @@ ROUTES: tuple[Route, ...] = (
                     " a request line holds at most 8190 bytes.",
                     "Counts in request order, each id once; null for an id that is not an article.",
                 ),
-                m.CommentCounts,
-                query=m.CommentCountsQuery,
+                cw.CommentCounts,
+                query=cw.CommentCountsQuery,
+                errors=error_statuses(LANGUAGE, VALIDATED, STORE),
             ),
             Operation(
                 "countCommentsBatchPost",
@@ -846,9 +822,10 @@ ROUTES: tuple[Route, ...] = (
                     " Idempotency-Key.",
                     "Counts in request order, each id once; null for an id that is not an article.",
                 ),
-                m.CommentCounts,
+                cw.CommentCounts,
                 "post",
-                body=m.CommentCountsRequest,
+                body=cw.CommentCountsRequest,
+                errors=error_statuses(LANGUAGE, VALIDATED, BODY, STORE),
             ),
         ),
     ),
@@ -861,6 +838,7 @@ ROUTES: tuple[Route, ...] = (
                 "health",
                 Texts("Liveness", "200 while the process runs.", "The process is running."),
                 m.Health,
+                errors=error_statuses(),
             ),
         ),
     ),
@@ -878,7 +856,9 @@ ROUTES: tuple[Route, ...] = (
                     "Ready to serve.",
                 ),
                 m.Ready,
-                errors={503: "Not ready: bundle files damaged, or the comment store is down."},
+                errors=error_statuses(
+                    {503: "Not ready: bundle files damaged, or the comment store is down."}
+                ),
             ),
         ),
     ),
@@ -895,6 +875,7 @@ ROUTES: tuple[Route, ...] = (
                     "The OpenAPI document.",
                 ),
                 m.OpenAPIDocument,
+                errors=error_statuses(),
             ),
         ),
         cache=None,
@@ -914,6 +895,7 @@ ROUTES: tuple[Route, ...] = (
                 ),
                 {"type": "string"},
                 media_type="text/plain",
+                errors=error_statuses(),
             ),
         ),
     ),

@@ -23,13 +23,7 @@ from app.public_urls import PublicUrls, bcp47
 from app.timestamps import parse_timestamp
 
 FEED_ENTRIES = 50
-# Part of every compiled feed's key (app/build/generation.py): a publish reuses a feed whose
-# key is unchanged, so bump this whenever a feed renderer's output changes. (Sitemap <url>
-# fragments live in segments, which are reused as they are: a change to `sitemap_url` needs
-# a new bundle FORMAT_VERSION, which makes the next build start from scratch.)
-# 2: the provenance disclosure (docs/api.md §11); 3: RSS text escaped per the RSS Best
-# Practices Profile, CR normalised.
-RENDER_VERSION = 3
+# A change to what a renderer writes needs a new app.versions.FEED_RENDER_VERSION.
 # The IPTC Digital Source Type vocabulary: the scheme (Atom) or domain (RSS) of the category
 # that discloses how an entry was made.
 SOURCE_TYPE_SCHEME = "http://cv.iptc.org/newscodes/digitalsourcetype/"

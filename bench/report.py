@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import sections
+
+# A load command's URL list: its directory (a temporary one) and its file name.
+_URL_LIST_DIR = re.compile(r"\S*/([\w.-]+\.txt)\b")
 
 ENDPOINTS = ("list", "latest", "get", "search", "categories", "mix")
 SERVERS = ("gunicorn-sync", "gunicorn-gthread", "granian")
@@ -283,7 +287,8 @@ def commands(r: Results) -> list[str]:
     shown = {}
     for run in r.runs:
         key = (run["endpoint"], run["rate"])
-        shown.setdefault(key, run["command"])
+        # The URL lists live in a temporary directory: name the list, not the machine's path.
+        shown.setdefault(key, _URL_LIST_DIR.sub(r"<urls>/\1", run["command"]))
     lines.append("# load (one per endpoint URL list, the mix, and the fixed-rate mix)")
     lines += sorted(set(shown.values()))
     lines.append("```")

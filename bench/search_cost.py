@@ -316,19 +316,14 @@ def ranked_words(src: Path, language: str, sample: int = 3000) -> list[str]:
 def pair_listed_first(bundle: Path, language: str, ranked: list[str]) -> tuple[list[str], int]:
     """``ranked`` with the words whose pairs the bundle posts moved to the front (in rank
     order), and how many those are: the index's own pair words (search.meta ``pair_words``,
-    app/search/pair_words.py; Korean: runs), or the fixed list of code from before them."""
+    app/search/pair_words.py; Korean: runs)."""
     from app.search.analyzers import get_analyzer, normalize
     from app.search.query import _words_in_order
 
     meta = Bundle.load(bundle).languages[language].segments[0].search_meta()
     analyzer = get_analyzer(language)
-    if "pair_words" in meta:
-        stems = set(meta["pair_words"])
-    else:  # code before app/search/pair_words.py: FREQUENT_WORDS, fixed per language
-        from app.search import analyzers
-
-        fixed = analyzers.FREQUENT_WORDS.get(language, "")  # type: ignore[attr-defined]
-        stems = {w for raw in fixed.split() for w in _words_in_order(analyzer, raw)}
+    # Every index this code loads has its own (app.search.layout.SearchMeta: format 7 on).
+    stems = set(meta.pair_words)
     if not stems:
         return ranked, 0
     if analyzer.cjk:  # Korean: listed runs, as typed

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app import versions
 from app.bundle import format as fmt
-from app.bundle import versions
 from app.bundle.commit import CANDIDATE, switch
 from app.bundle.manifest import (
     Language,
@@ -27,6 +27,7 @@ from app.bundle.manifest import (
     serialise,
 )
 from app.bundle.objects import ObjectEntry
+from app.bundle.versions import current, mismatch
 from app.languages import LANGUAGES
 
 _names = st.binary(min_size=4, max_size=4).map(lambda b: hashlib.sha256(b).hexdigest())
@@ -196,9 +197,9 @@ INVALID: dict[str, tuple[Edit, str]] = {
     ),
     "objects mistyped": (_set("objects", []), "field 'objects' is not an object"),
     "format version": (
-        _set("format_version", versions.FORMAT_VERSION - 1),
-        f"bundle format version {versions.FORMAT_VERSION - 1}, this release reads version "
-        f"{versions.FORMAT_VERSION}",
+        _set("format_version", versions.BUNDLE_FORMAT_VERSION - 1),
+        f"bundle format version {versions.BUNDLE_FORMAT_VERSION - 1}, this release reads version "
+        f"{versions.BUNDLE_FORMAT_VERSION}",
     ),
     "format name": (_set("format", "other"), "not a news-bundle manifest"),
 }
@@ -233,11 +234,11 @@ def test_not_json_is_refused() -> None:
 
 
 def test_version_mismatch_names_the_version() -> None:
-    assert versions.mismatch(versions.current()) is None
-    assert versions.mismatch({"codec": "c0ffee"}) == (
-        f"compression codec 'c0ffee', this release reads version {versions.current()['codec']!r}"
+    assert mismatch(current()) is None
+    assert mismatch({"codec": "c0ffee"}) == (
+        f"compression codec 'c0ffee', this release reads version {current()['codec']!r}"
     )
-    assert "search analyser version" in str(versions.mismatch({"analyzer": "0"}))
+    assert "search analyser version" in str(mismatch({"analyzer": "0"}))
 
 
 def test_switch_keeps_the_served_manifest_when_the_check_refuses(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from falcon.testing import TestClient
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from app import versions
 from app.build import builder, policy
 from app.build.records import SourceError
 from app.bundle import format as fmt
@@ -345,14 +346,14 @@ def test_an_index_of_another_format_is_rebuilt_not_mixed(
 ) -> None:
     """Segments are reused as they are: after a change of the search index format (here:
     word positions were added), the next build starts over instead of mixing formats."""
-    from app.search import layout
-
     rng = random.Random(3)
     records = [make_article(rng, "en", f"f{i}") for i in range(6)]
     src, out = tmp_path / "src", tmp_path / "out"
     write_jsonl(src / "a.jsonl", records)
     with monkeypatch.context() as patch:
-        patch.setattr(layout, "FORMAT_VERSION", layout.FORMAT_VERSION - 1)
+        patch.setattr(
+            versions, "SEARCH_INDEX_FORMAT_VERSION", versions.SEARCH_INDEX_FORMAT_VERSION - 1
+        )
         builder.build(src, out, jobs=1)
     write_jsonl(src / "a.jsonl", [*records, make_article(rng, "en", "f-new")])
     capsys.readouterr()
@@ -360,8 +361,8 @@ def test_an_index_of_another_format_is_rebuilt_not_mixed(
     assert not report.incremental
     # The build says which version differs.
     assert (
-        f"search index format {layout.FORMAT_VERSION - 1}, this release reads version "
-        f"{layout.FORMAT_VERSION}: building from scratch"
+        f"search index format {versions.SEARCH_INDEX_FORMAT_VERSION - 1}, this release reads "
+        f"version {versions.SEARCH_INDEX_FORMAT_VERSION}: building from scratch"
     ) in capsys.readouterr().out
     loaded = Bundle.load(out)  # every segment readable by this code
     query = '"election" OR budget'
@@ -404,7 +405,7 @@ def test_a_publish_renders_only_the_feeds_it_changed(
     assert_same_as_full(src, out, requests_for(files, rng), tmp_path)
     # A renderer of another version renders every feed again (here: to the same bytes).
     rendered.clear()
-    monkeypatch.setattr(generation, "RENDER_VERSION", generation.RENDER_VERSION + 1)
+    monkeypatch.setattr(versions, "FEED_RENDER_VERSION", versions.FEED_RENDER_VERSION + 1)
     assert builder.build_report(src, out, jobs=1).incremental
     languages = json.loads((out / "manifest.json").read_bytes())["languages"]
     expected = {(lang, name or None) for lang in LANGUAGES for name in languages[lang]["feeds"]}
@@ -437,7 +438,8 @@ def test_a_word_left_only_in_retracted_articles_after_a_merge(tmp_path: Path) ->
 
 
 def pair_lists(out: Path, language: str) -> list[list[str]]:
-    return [s.search_meta()["pair_words"] for s in Bundle.load(out).languages[language].segments]
+    segments = Bundle.load(out).languages[language].segments
+    return [list(s.search_meta().pair_words) for s in segments]
 
 
 def test_pair_words_are_kept_by_publishes_and_chosen_again_by_full_builds(

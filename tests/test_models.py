@@ -1,4 +1,4 @@
-"""The wire models (app/models.py) against the hand-written fast paths that must match them.
+"""The wire models (app/models/) against the hand-written fast paths that must match them.
 
 - The builder serialises articles with the models: the bytes are those of the plain JSON
   the bundle always held (orjson of the same fields), so bundles stay byte-identical.
@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from app import models, params
 from app.build.compile import article_json, summary_json
 from app.build.records import parse_record
+from app.comments import comment_wire as cw
 from app.errors import APIError
 from app.timestamps import format_timestamp, parse_timestamp
 from tests.helpers import good
@@ -208,8 +209,8 @@ def test_query_integers_are_plain_base10(raw: str) -> None:
     ("model", "given_", "loc"),
     [
         (models.SearchQuery, {}, ["query", "q"]),
-        (models.CommentCountsQuery, {"article_id": ["a"] * 101}, ["query", "article_id"]),
-        (models.CommentListQuery, {"order": "sideways"}, ["query", "order"]),
+        (cw.CommentCountsQuery, {"article_id": ["a"] * 101}, ["query", "article_id"]),
+        (cw.CommentListQuery, {"order": "sideways"}, ["query", "order"]),
     ],
 )
 def test_422_items_come_from_pydantic(model: Any, given_: dict[str, Any], loc: list[str]) -> None:

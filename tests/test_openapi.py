@@ -1,7 +1,7 @@
 """/openapi.json is valid OpenAPI 3.1, lists exactly the app's routes, and its schemas fit
 real responses (checked with jsonschema-rs, JSON Schema 2020-12 as OpenAPI 3.1 uses).
 
-The document is generated from app/routes.py and app/models.py; these tests hold it to what
+The document is generated from app/routes.py and app/models/; these tests hold it to what
 the running app does. Real third-party tools check it too: tests/test_openapi_tools.py.
 """
 

@@ -5,6 +5,8 @@ and app.mount refusing a resource that does not fit its declaration."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -15,6 +17,7 @@ import pytest
 from falcon.testing import Result, TestClient
 
 from app import errors
+from app.config import PROJECT_ROOT
 from app.http_cache import CachePolicy
 from app.mount import mount
 from app.resources.articles import BundleResource
@@ -187,3 +190,25 @@ def test_every_operation_has_its_texts() -> None:
     for route in ROUTES:
         for op in route.operations:
             assert all(op.texts), op.operation_id
+
+
+def test_every_operation_declares_the_errors_its_route_can_answer() -> None:
+    """app/openapi.py documents exactly the declared statuses: the ones every route of this
+    shape answers must be among them."""
+    for route in ROUTES:
+        for op in route.operations:
+            expected = {414}
+            expected |= {400} if "{language}" in route.path else set()
+            expected |= {406} if route.cache == "public" else set()
+            expected |= {422} if op.query or op.body or op.headers else set()
+            expected |= {413, 415} if op.body else set()
+            expected |= {503} if route.tag in ("comments", "moderation") else set()
+            assert expected <= set(op.errors), (op.operation_id, expected - set(op.errors))
+            assert (op.gone is not None) <= (410 in op.errors), op.operation_id
+
+
+def test_the_document_module_does_not_import_the_route_table() -> None:
+    """No import cycle: app/routes.py writes its document with app/openapi.py, which reads
+    only the declarations' types (app/declarations.py)."""
+    code = "import sys, app.openapi; assert 'app.routes' not in sys.modules, 'cycle'"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=PROJECT_ROOT)

@@ -53,9 +53,12 @@ from app.search import layout, pair_words
 from app.search.analyzers import CJK_LANGUAGES
 from app.search.indexer import choose_pair_words
 
-# Articles per newly compiled segment: compiling 2,000 CJK articles peaks at about 550 MB
-# (numpy n-gram arrays), so two compiles in parallel and the builder stay under 2 GB.
-CHUNK_ARTICLES = {True: 2000, False: 10000}
+# Articles per newly compiled segment, which bounds a compile's memory whatever the archive:
+# 1,000 Japanese articles peak at about 500 MB (numpy n-gram arrays; 2,000 at 714 MB), 5,000
+# Latin ones about as much, so two compiles in parallel and the builder stay under 1.5 GB
+# (docs/benchmarks.md, "Build memory"). A from-scratch build merges a language's segments into
+# one, and the merged bytes do not depend on where the chunks were cut.
+CHUNK_ARTICLES = {True: 1000, False: 5000}
 
 Merge = Literal["auto", "all", "none"]
 
@@ -149,15 +152,14 @@ def _compile_job(
     return {"docs": len(records), "files": desc_files}, entries
 
 
-def _search_meta(store: ObjectStore, files: Mapping[str, str]) -> dict[str, Any]:
+def _search_meta(store: ObjectStore, files: Mapping[str, str]) -> layout.SearchMeta:
     """A segment's search.meta, from its files (component name -> object)."""
-    meta: dict[str, Any] = orjson.loads(store.path(files[layout.META]).read_bytes())
-    return meta
+    return layout.SearchMeta.parse(store.path(files[layout.META]).read_bytes())
 
 
 def _pair_words_of(store: ObjectStore, desc: dict[str, Any]) -> tuple[str, ...]:
     """The pair words a segment's search index numbers."""
-    return tuple(_search_meta(store, desc["files"])["pair_words"])
+    return _search_meta(store, desc["files"]).pair_words
 
 
 def _pair_list(
@@ -207,12 +209,10 @@ def _reuse_problem(store: ObjectStore, manifest: Manifest) -> str | None:
     try:
         for meta in manifest.languages.values():
             for desc in meta.segments:
-                index = _search_meta(store, desc.files)
-                problem = versions.mismatch(
-                    {"index_format": index.get("format"), "analyzer": index.get("analyzer")}
-                )
-                if problem:
-                    return problem
+                try:
+                    _search_meta(store, desc.files)
+                except layout.IndexVersionError as exc:
+                    return versions.mismatch(exc.recorded)
     except (OSError, ValueError, AttributeError):
         return None  # damaged: _load_previous reports it and starts over
     return None

@@ -17,18 +17,16 @@ from typing import Any
 import numpy as np
 import orjson
 
+from app import versions
 from app.build import changes, retractions
 from app.build.retractions import RetractedArticle
 from app.bundle import format as fmt
-from app.bundle import versions
 from app.bundle.id_index import build_table
 from app.bundle.objects import ObjectEntry, ObjectStore
 from app.bundle.segment import SegmentReader
 from app.compression import CODEC_ID, precompress
 from app.public_urls import PublicUrls
-from app.search import layout
-from app.search.analyzers import ANALYZER_VERSION
-from app.syndication import EPOCH, FEED_ENTRIES, FEED_FORMATS, RENDER_VERSION, render_feed
+from app.syndication import EPOCH, FEED_ENTRIES, FEED_FORMATS, render_feed
 
 
 def build_generation(
@@ -85,7 +83,8 @@ def build_generation(
 
     all_etags = np.frombuffer(b"".join(etags), dtype=np.dtype((np.void, fmt.ETAG_BYTES)))
     content = hashlib.sha256(
-        f"{versions.CONTENT_VERSION}\0{layout.FORMAT_VERSION}\0{ANALYZER_VERSION}\0{language}\0".encode()
+        f"{versions.BUNDLE_CONTENT_VERSION}\0{versions.SEARCH_INDEX_FORMAT_VERSION}"
+        f"\0{versions.SEARCH_ANALYZER_VERSION}\0{language}\0".encode()
     )
     content.update(orjson.dumps(urls.manifest(), option=orjson.OPT_SORT_KEYS))
     content.update(all_etags[order].tobytes())
@@ -184,7 +183,8 @@ class _Feeds:
         self.etags = etags
         self.parsed: dict[int, dict[str, Any]] = {}
         self.salt = orjson.dumps(
-            [RENDER_VERSION, CODEC_ID, urls.manifest(), language], option=orjson.OPT_SORT_KEYS
+            [versions.FEED_RENDER_VERSION, CODEC_ID, urls.manifest(), language],
+            option=orjson.OPT_SORT_KEYS,
         )
         self.previous: dict[str, Any] = {}
         self.previous_objects: Mapping[str, str] = {}

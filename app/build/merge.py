@@ -22,7 +22,7 @@ from app.bundle.objects import ObjectEntry, ObjectStore, ObjectWriter
 from app.bundle.segment import SEPARATORS, SegmentReader
 from app.compression import IDENTITY
 from app.search import layout
-from app.search.indexer import index_meta, ragged_arange
+from app.search.indexer import index_meta, ragged_arange, sorted_unique
 
 # Postings per merge batch: about 40 bytes each in flight, plus their positions.
 BATCH_POSTINGS = 4_000_000
@@ -251,8 +251,8 @@ def _merge_index(
     metas = [r.search_meta() for r in readers]
     # Pair postings are copied as they are, so every input must number the same pair words
     # (app/search/pair_words.py: a language keeps its list from one --full build to the next).
-    pair_list = metas[0]["pair_words"]
-    if any(m["pair_words"] != pair_list for m in metas):
+    pair_list = metas[0].pair_words
+    if any(m.pair_words != pair_list for m in metas):
         raise ValueError(f"{language}: segments with different pair words cannot be merged")
 
     def release() -> None:
@@ -262,21 +262,21 @@ def _merge_index(
     words = []
     for r, meta in zip(readers, metas, strict=True):
         blob, off = r.raw(layout.WORDS), r.array(layout.WORDOFF, "<u4").tolist()
-        words.append([blob[off[i] : off[i + 1]].tobytes() for i in range(meta["words"])])
+        words.append([blob[off[i] : off[i + 1]].tobytes() for i in range(meta.words)])
     out_words = sorted(set().union(*words))
     word_number = {w: i for i, w in enumerate(out_words)}
     unis = [r.array(layout.UNIGRAMS, "<u4") for r in readers]
     bis = [r.array(layout.BIGRAMS, "<u8") for r in readers]
     tris = [r.array(layout.TRIGRAMS, "<u8") for r in readers]
-    out_uni = np.unique(np.concatenate([np.zeros(0, "<u4"), *unis]))
-    out_bi = np.unique(np.concatenate([np.zeros(0, "<u8"), *bis]))
-    out_tri = np.unique(np.concatenate([np.zeros(0, "<u8"), *tris]))
+    out_uni = sorted_unique(np.concatenate([np.zeros(0, "<u4"), *unis]))
+    out_bi = sorted_unique(np.concatenate([np.zeros(0, "<u8"), *bis]))
+    out_tri = sorted_unique(np.concatenate([np.zeros(0, "<u8"), *tris]))
     nw, nu, nb = len(out_words), out_uni.size, out_bi.size
     doc_type = "H" if n <= layout.SHORT_DOC_LIMIT else "I"
     doc_dtype = "<u2" if doc_type == "H" else "<u4"
-    pos_type = "I" if any(m["pos_type"] == "I" for m in metas) else "H"
-    count_type = max((m["count_type"] for m in metas), key="BHI".index, default="B")
-    wcount_type = max((m["wcount_type"] for m in metas), key="BHI".index, default="B")
+    pos_type = "I" if any(m.pos_type == "I" for m in metas) else "H"
+    count_type = max((m.count_type for m in metas), key="BHI".index, default="B")
+    wcount_type = max((m.wcount_type for m in metas), key="BHI".index, default="B")
 
     # Word postings (with positions) and CJK postings are merged apart, words first, into
     # the same documents and scores files: only the words carry positions.
@@ -284,7 +284,7 @@ def _merge_index(
     for r, meta, w, u, b, t, remap in zip(
         readers, metas, words, unis, bis, tris, remaps, strict=True
     ):
-        in_docs = "<u2" if meta["doc_type"] == "H" else "<u4"
+        in_docs = "<u2" if meta.doc_type == "H" else "<u4"
         ptr = r.array(layout.PTR, "<u4")
         docs = r.array(layout.DOCS, in_docs)
         vals = r.array(layout.SCORES, "<f4")
@@ -295,7 +295,7 @@ def _merge_index(
                 docs,
                 remap,
                 vals=vals,
-                counts=r.array(layout.WORDCOUNT, layout.NUMPY_TYPES[meta["wcount_type"]]),
+                counts=r.array(layout.WORDCOUNT, layout.NUMPY_TYPES[meta.wcount_type]),
                 base=r.array(layout.WORDPBASE, "<u4"),
                 pos=r.array(layout.WORDPOS, "<u1"),  # varint bytes: copied, never decoded
             )
@@ -313,9 +313,9 @@ def _merge_index(
                 r.array(layout.TRIPTR, "<u4"),
                 r.array(layout.TRIDOCS, in_docs),
                 remap,
-                counts=r.array(layout.TRICOUNT, layout.NUMPY_TYPES[meta["count_type"]]),
+                counts=r.array(layout.TRICOUNT, layout.NUMPY_TYPES[meta.count_type]),
                 base=r.array(layout.TRIPBASE, "<u4"),
-                pos=r.array(layout.TRIPOS, "<u2" if meta["pos_type"] == "H" else "<u4"),
+                pos=r.array(layout.TRIPOS, "<u2" if meta.pos_type == "H" else "<u4"),
             )
         )
     with (

@@ -37,6 +37,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import orjson
 
+from app import versions
 from app.bundle import format as fmt
 from app.bundle.errors import BundleError
 from app.languages import LANGUAGES
@@ -53,7 +54,6 @@ LINEAGE_BYTES = 8
 # version, lineage, language, position, walk, then the check value of all that
 _CURSOR = struct.Struct("<B8sBII")
 _CHECK_BYTES = 4
-_CURSOR_VERSION = 1
 _LANGUAGE_NUMBER = {code: n for n, code in enumerate(LANGUAGES)}
 
 
@@ -70,7 +70,7 @@ class Cursor:
 
     def encode(self) -> str:
         raw = _CURSOR.pack(
-            _CURSOR_VERSION,
+            versions.CHANGES_CURSOR_VERSION,
             self.lineage,
             _LANGUAGE_NUMBER[self.language],
             self.position,
@@ -93,7 +93,7 @@ class Cursor:
         if len(raw) != size or hashlib.blake2b(body, digest_size=_CHECK_BYTES).digest() != check:
             raise CursorExpired
         version, lineage, language, position, walk = _CURSOR.unpack(body)
-        if version != _CURSOR_VERSION or language >= len(LANGUAGES):
+        if version != versions.CHANGES_CURSOR_VERSION or language >= len(LANGUAGES):
             raise CursorExpired
         return cls(lineage, LANGUAGES[language], position, walk)
 

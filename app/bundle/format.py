@@ -10,8 +10,8 @@ files (docs/publishing.md):
     build-state.json          the builder's record of its sources (build directories only)
 
 The manifest's fields are typed and checked in app/bundle/manifest.py, the versions a
-bundle records in app/bundle/versions.py, and how a new manifest replaces the served one in
-app/bundle/commit.py.
+bundle records in app/bundle/versions.py (their values: app/versions.py), and how a new
+manifest replaces the served one in app/bundle/commit.py.
 
 Per language the manifest lists **segments** and **generation files**. A segment holds a set
 of articles, in list order (published_at descending, then id ascending), with everything that
@@ -256,6 +256,3 @@ def content_digest(body: bytes | memoryview) -> bytes:
 LINE_HASH_BYTES = 16
 OFFSET_TYPECODE: Final = "Q"  # uint64, little-endian on every platform we run on (checked at load)
 POSITION_TYPECODE: Final = "I"  # uint32
-
-RESERVED_IDS = frozenset({"latest", "search"})
-MAX_ID_CHARS = 200

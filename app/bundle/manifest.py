@@ -25,9 +25,10 @@ from typing import Any
 
 import orjson
 
+from app import versions
 from app.bundle import format as fmt
-from app.bundle import versions
 from app.bundle.objects import ObjectEntry
+from app.bundle.versions import mismatch
 from app.languages import LANGUAGES
 
 # Who reads an object: a language code, or SITE for the sitemap index and news sitemap.
@@ -134,8 +135,8 @@ class Manifest:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "format": versions.FORMAT_NAME,
-            "format_version": versions.FORMAT_VERSION,
+            "format": versions.BUNDLE_FORMAT_NAME,
+            "format_version": versions.BUNDLE_FORMAT_VERSION,
             "bundle_id": self.bundle_id,
             "languages": {code: meta.to_json() for code, meta in self.languages.items()},
             "site": self.site.to_json(),
@@ -154,7 +155,9 @@ def serialise(manifest: Manifest) -> bytes:
 def bundle_id_for(languages: Mapping[str, Language]) -> str:
     """Derived from what is served (each language's content hash), not from file layout: a
     merge or an incremental build serving the same articles keeps the id."""
-    h = hashlib.sha256(f"{versions.FORMAT_NAME}\0{versions.FORMAT_VERSION}\n".encode())
+    h = hashlib.sha256(
+        f"{versions.BUNDLE_FORMAT_NAME}\0{versions.BUNDLE_FORMAT_VERSION}\n".encode()
+    )
     for code in sorted(languages):
         meta = languages[code]
         h.update(f"{code}\0{meta.content_hash}\0{meta.codec}\n".encode())
@@ -167,9 +170,9 @@ def parse(data: bytes, where: str) -> Manifest:
         raw = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ManifestError(f"{where}: not valid JSON ({exc})") from None
-    if not isinstance(raw, dict) or raw.get("format") != versions.FORMAT_NAME:
-        raise ManifestError(f"{where}: not a {versions.FORMAT_NAME} manifest")
-    problem = versions.mismatch({"format_version": raw.get("format_version")})
+    if not isinstance(raw, dict) or raw.get("format") != versions.BUNDLE_FORMAT_NAME:
+        raise ManifestError(f"{where}: not a {versions.BUNDLE_FORMAT_NAME} manifest")
+    problem = mismatch({"format_version": raw.get("format_version")})
     if problem:
         raise ManifestError(f"{where}: {problem}; rebuild the bundle with this release's builder")
     try:

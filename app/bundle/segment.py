@@ -152,8 +152,8 @@ class SegmentReader:
         """The index's components by name, for app.search.searcher.Searcher."""
         return {k: v for k, v in self._files.items() if k.startswith(fmt.SEARCH_PREFIX)}
 
-    def search_meta(self) -> dict[str, Any]:
-        return orjson.loads(self._files[layout.META])
+    def search_meta(self) -> layout.SearchMeta:
+        return layout.SearchMeta.parse(bytes(self._files[layout.META]))
 
     def array(self, name: str, dtype: str) -> np.ndarray:
         """A component as a numpy array (the index's, read by merges)."""

@@ -1,18 +1,18 @@
-"""Every version a bundle depends on, in one block, and the one check of them.
+"""The versions a bundle records, and the one check of them against this release's.
 
 A bundle records what it was made with; this release can use a bundle only when each of
-those is what it has itself. The bundle format's own versions are defined here; the others
-are derived where the code they version lives (the search index layout, the analysers' word
-lists, the compression levels and libraries, the feed renderer) and only gathered here.
+those is what it has itself. The versions are defined in app/versions.py (the codec is
+app.compression.CODEC_ID, derived from the compression levels and libraries); here they are
+gathered under the names a bundle records them by:
 
-    format_version   the layout of the manifest and its objects (app/bundle/format.py);
-                     checked when a manifest is read: another version is refused
-    content_version  what is served, not the layout: part of every language's content hash
-                     (hence collection ETags); bump it when the served bytes change
+    format_version   app.versions.BUNDLE_FORMAT_VERSION, in the manifest; checked when a
+                     manifest is read: another version is refused
+    content_version  app.versions.BUNDLE_CONTENT_VERSION, part of every language's content
+                     hash (hence collection ETags)
     codec            app.compression.CODEC_ID: what made the compressed bytes, per language
-    index_format     app.search.layout.FORMAT_VERSION, in each segment's search.meta
-    analyzer         app.search.analyzers.ANALYZER_VERSION, in each segment's search.meta
-    render_version   app.syndication.RENDER_VERSION, part of each feed's key
+    index_format     app.versions.SEARCH_INDEX_FORMAT_VERSION, in each segment's search.meta
+    analyzer         app.versions.SEARCH_ANALYZER_VERSION, in each segment's search.meta
+    render_version   app.versions.FEED_RENDER_VERSION, part of each feed's key
 
 A server refuses a manifest of another format version. The builder reuses segments and
 pieces only when the codec, index format and analyser they were made with are this
@@ -23,19 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from app import compression, syndication
-from app.search import analyzers, layout
-
-FORMAT_NAME = "news-bundle"
-# 4: story ids, sitemap fragments and their pieces in segments; feeds and the site entry.
-# 5: corrections in segments; retractions, their notices and the corrections log.
-# 6: the site entry's `news` (the news sitemap's window is cut at request time).
-# 7: updated.i64 in segments (Last-Modified without reading the records); ids.hash.
-# 8: the change feed (changes.*) in generations; updated.i64 in microseconds.
-FORMAT_VERSION = 8
-# 3: every Article carries `translations`.
-# 4: every Article carries `provenance` and `corrections`, every summary `ai_generated`.
-CONTENT_VERSION = 4
+from app import compression, versions
 
 # What each recorded version is called in a message.
 _LABELS = {
@@ -50,12 +38,12 @@ def current() -> dict[str, object]:
     """This release's versions, by the names a bundle records them under. Read at call time,
     so that a test can stand for another release by patching one."""
     return {
-        "format_version": FORMAT_VERSION,
-        "content_version": CONTENT_VERSION,
+        "format_version": versions.BUNDLE_FORMAT_VERSION,
+        "content_version": versions.BUNDLE_CONTENT_VERSION,
         "codec": compression.CODEC_ID,
-        "index_format": layout.FORMAT_VERSION,
-        "analyzer": analyzers.ANALYZER_VERSION,
-        "render_version": syndication.RENDER_VERSION,
+        "index_format": versions.SEARCH_INDEX_FORMAT_VERSION,
+        "analyzer": versions.SEARCH_ANALYZER_VERSION,
+        "render_version": versions.FEED_RENDER_VERSION,
     }
 
 

@@ -1,6 +1,6 @@
 """Comment records, store errors and the store interface shared by both backends.
 
-A stored comment is the wire model `app.models.Comment`."""
+A stored comment is the wire model `app.comments.comment_wire.Comment`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from app.comments.comment_wire import Comment, CommentOrder
 from app.comments.wire import NoticeBrief
-from app.models import Comment, CommentOrder
 
 Order = CommentOrder
 

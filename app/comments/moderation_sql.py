@@ -14,6 +14,7 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
+from app.comments.comment_wire import CommentOrder
 from app.comments.model import Mod, Moderated, RateLimit, Stored, Unfit, new_comment_id
 from app.comments.sql_base import STORED, SQLBase
 from app.comments.wire import (
@@ -29,7 +30,6 @@ from app.comments.wire import (
     Queue,
     Transparency,
 )
-from app.models import CommentOrder
 
 # At most this many notices are shown beside one comment in a queue (undecided first).
 NOTICES_SHOWN = 20

@@ -17,6 +17,13 @@ import falcon
 from app.comments import shapes
 from app.comments.auth import Context, bearer, unauthorized
 from app.comments.clients import client_identity
+from app.comments.comment_wire import (
+    CommentCount,
+    CommentCounts,
+    CommentCountsQuery,
+    CommentCountsRequest,
+    CommentListQuery,
+)
 from app.comments.model import (
     IdempotencyConflict,
     ParentNotFound,
@@ -29,14 +36,7 @@ from app.comments.validation import parent_not_found, read_create, read_json
 from app.comments.wire import CommentEdit, CreatedComment, OwnComment, OwnComments, Status
 from app.errors import JSON_TYPE, APIError
 from app.links import set_link
-from app.models import (
-    CommentCount,
-    CommentCounts,
-    CommentCountsQuery,
-    CommentCountsRequest,
-    CommentListQuery,
-    Language,
-)
+from app.models import Language
 from app.params import list_body, parse
 
 

@@ -12,6 +12,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from app.comments.comment_wire import Comment
 from app.comments.model import (
     Created,
     IdempotencyConflict,
@@ -30,7 +31,6 @@ from app.comments.model import (
 )
 from app.comments.moderation_sql import ModerationQueries
 from app.comments.sql_base import COLUMNS, STORED, VISIBLE, short_reason
-from app.models import Comment
 
 __all__ = ["SQLStore", "short_reason"]
 

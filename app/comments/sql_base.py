@@ -23,6 +23,7 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from app.comments.comment_wire import Comment
 from app.comments.migrations import (
     AUTHOR_KEY_SECRET,
     MIGRATIONS,
@@ -33,7 +34,6 @@ from app.comments.migrations import (
 )
 from app.comments.model import Mod, RateLimit, RateLimited, Stored, StoreUnavailable
 from app.metrics import COMMENT_STORE_ERRORS
-from app.models import Comment
 
 log = logging.getLogger("app.comments")
 

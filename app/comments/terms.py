@@ -13,7 +13,7 @@ Normalisation (``fold``), the same for text and terms, in this order so that it 
 3. case folding (``ß`` and ``ẞ`` -> ``ss``; Turkish ``İ`` -> ``i`` + U+0307, ``ı`` stays);
 4. NFKC again (case folding can leave a sequence that NFKC composes);
 5. zh_cn and zh_tw only: traditional -> simplified characters with OpenCC's table
-   (app.search.analyzers.ZH_FOLD; no chains, its targets are NFKC- and case-stable). Not ja:
+   (app.search.zh_fold.fold_chars; no chains, its targets are NFKC- and case-stable). Not ja:
    Japanese kanji are not traditional Chinese, and the table merges characters that Japanese
    keeps apart (後/后, 葉/叶, 乾/幹/干), so a ja term would match unrelated words; the search
    analysers do not fold ja either. Not the Taiwan -> Mainland vocabulary (软体 -> 软件):
@@ -67,7 +67,8 @@ import ahocorasick_rs
 import numpy as np
 
 from app.languages import LANGUAGES
-from app.search.analyzers import CJK_LANGUAGES, ZH_FOLD, ZH_LANGUAGES, nfkc
+from app.search.analyzers import CJK_LANGUAGES, ZH_LANGUAGES, nfkc
+from app.search.zh_fold import fold_chars
 
 log = logging.getLogger("app.comments.terms")
 
@@ -110,7 +111,6 @@ class _CharMap:
         return mapped.tobytes().decode("utf-32-le")
 
 
-_fold_zh = _CharMap(ZH_FOLD)
 # Characters whose compatibility decomposition (NFKD) is one other character: full-width
 # forms (，！？１Ａ), the ideographic space, half-width kana, compatibility ideographs,
 # mathematical letters (𝐢𝐝𝐢𝐨𝐭). Replacing them by it first leaves NFKC's result as it is (NFKC
@@ -143,7 +143,7 @@ def fold(language: str, text: str) -> str:
         text = nfkc(_NFKD_SINGLES(text))
     text = nfkc(text.casefold())
     if language in ZH_LANGUAGES:
-        text = _fold_zh(text)
+        text = fold_chars(text)
     return text
 
 

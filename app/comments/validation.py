@@ -1,8 +1,8 @@
 """Reading and validating a create request (docs/api.md §4).
 
 Failures are 415 (not JSON), 413 (over 64 KiB) or 422: Pydantic validates the body and the
-Idempotency-Key header with app.models.CommentCreate and CommentCreateHeaders, reporting
-every problem at once as FastAPI does.
+Idempotency-Key header with app.comments.comment_wire.CommentCreate and
+CommentCreateHeaders, reporting every problem at once as FastAPI does.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ import orjson
 import pydantic
 from pydantic_core import InitErrorDetails
 
+from app.comments.comment_wire import CommentCreate, CommentCreateHeaders
 from app.comments.model import NewComment
 from app.errors import APIError, error_items, invalid_request
-from app.models import ID_MAX, CommentCreate, CommentCreateHeaders
+from app.models import ID_MAX
 
 MAX_BODY_BYTES = 64 * 1024
 

@@ -1,6 +1,7 @@
 """The wire shapes of moderation, reader reports and notices (docs/api.md §12,
 docs/moderation.md): request bodies and queries validated by Pydantic, responses written by
-`model_dump_json`. The reader's `Comment` stays in app.models with the other public shapes.
+`model_dump_json`. The reader's `Comment` and the create body are in
+app/comments/comment_wire.py.
 """
 
 from __future__ import annotations
@@ -11,19 +12,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, model_validator
 
-from app.models import (
+from app.comments.comment_wire import (
     COMMENT_CONTENT_PATTERN,
     CONTENT_MAX,
     Comment,
     CommentOrder,
-    CommentTimestamp,
-    DateRange,
-    Language,
-    Page,
-    PageQuery,
     comment_cleaner,
     free_text_field,
 )
+from app.models import CommentTimestamp, DateRange, Language, Page, PageQuery
 
 
 def _config(**extra: Any) -> ConfigDict:

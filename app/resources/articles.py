@@ -13,7 +13,7 @@ import hashlib
 
 import falcon
 
-from app import params
+from app import params, versions
 from app import surrogate_keys as keys
 from app.bundle import changes
 from app.bundle.format import LOG_KIND
@@ -33,14 +33,11 @@ from app.models import (
     SearchQuery,
 )
 
-# Part of every collection ETag: bump it when the envelope the server writes changes.
-_ENVELOPE_VERSION = "1"
-
 
 def _collection_etag(data: LanguageData, *key: object) -> str:
     """Depends on the language's bundle content and the canonical request parameters."""
     digest = hashlib.blake2b(repr(key).encode(), digest_size=8).hexdigest()
-    return f'"{data.content_hash}-{_ENVELOPE_VERSION}{digest}"'
+    return f'"{data.content_hash}-{versions.COLLECTION_ENVELOPE_VERSION}{digest}"'
 
 
 class BundleResource:

@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import Stemmer
 
-from app.search.zh_fold_data import T2S_PAIRS
-from app.search.zh_phrase_data import PHRASE_PAIRS
+from app.search.zh_fold import ZH_FOLD
+from app.search.zh_fold import fold as fold_zh
 
 if TYPE_CHECKING:
     import numpy as np
@@ -164,9 +164,6 @@ def fold_accents(text: str) -> str:
 
 
 # --- CJK ----------------------------------------------------------------------------------
-ZH_FOLD: dict[int, int] = {
-    ord(T2S_PAIRS[i]): ord(T2S_PAIRS[i + 1]) for i in range(0, len(T2S_PAIRS), 2)
-}
 
 PAIR_MARK = 1  # first field of a pair key: no character of a trigram (CJK or the run gap)
 # First field of a near key: a pair word then another word, another word then a pair word.
@@ -205,43 +202,6 @@ def listed_in(key: int) -> tuple[int, ...]:
     if mark in NEAR_MARKS:
         return (key >> NEAR_SHIFT & (1 << 2 * UNIGRAM_SHIFT - NEAR_SHIFT) - 1,)
     return ()
-
-
-# Stored in every index and checked by the Searcher: an index built by another analyser
-# version (or another Chinese table) would silently miss matches, so it is refused instead.
-ANALYZER_VERSION = "6.{:08x}".format(zlib.crc32((T2S_PAIRS + PHRASE_PAIRS).encode("utf-8")))
-
-# Taiwan vocabulary -> Mainland vocabulary (``软体`` -> ``软件``), applied after character
-# folding on both sides. Longest match, left to right, as OpenCC converts: the regex is a
-# trie whose branches try longer continuations before ending, so the first match found at a
-# position is the longest one; text without any phrase costs one C-level scan.
-ZH_PHRASES: dict[str, str] = dict(line.split("\t") for line in PHRASE_PAIRS.splitlines() if line)
-
-
-def _trie_pattern(words: list[str]) -> str:
-    trie: dict = {}
-    for word in words:
-        node = trie
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def render(node: dict) -> str:
-        branches = [re.escape(ch) + render(child) for ch, child in sorted(node.items()) if ch]
-        if not branches:
-            return ""
-        body = "|".join(branches)
-        return f"(?:{body})?" if "" in node else f"(?:{body})"
-
-    return render(trie)
-
-
-ZH_PHRASE_RE = re.compile(_trie_pattern(sorted(ZH_PHRASES)))
-
-
-def fold_zh_phrases(text: str) -> str:
-    """Rewrite Taiwan phrases of character-folded text to their Mainland form."""
-    return ZH_PHRASE_RE.sub(lambda m: ZH_PHRASES[m.group()], text)
 
 
 # Between two CJK runs of a document separated by whitespace and punctuation only (no word, no
@@ -345,7 +305,7 @@ class Analyzer:
         return self._stemmer().stemWords(words)
 
     def fold_cjk(self, run: str) -> str:
-        return fold_zh_phrases(run.translate(self.zh_fold)) if self.zh_fold else run
+        return fold_zh(run) if self.zh_fold else run
 
     # Latin-language path -------------------------------------------------------------------
     @staticmethod

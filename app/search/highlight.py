@@ -40,11 +40,15 @@ from app.search.analyzers import (
     CJK_RUN_RE,
     UNIGRAM_SHIFT,
     WORD_RE,
-    ZH_FOLD,
-    ZH_PHRASE_RE,
-    ZH_PHRASES,
     Analyzer,
     normalize,
+)
+from app.search.zh_fold import (
+    CHAR_TABLE,
+    ZH_PHRASE_RE,
+    ZH_PHRASES,
+    fold_chars,
+    fold_chars_and_codes,
 )
 
 SNIPPET_CHARS = 240
@@ -229,11 +233,9 @@ def _vocabulary(analyzer: Analyzer) -> _Vocabulary:
 
 Origin = Callable[[int, int], Span]
 
-# Chinese character folding as a code-point table (numpy), for texts long enough to pay for
-# the conversion; str.translate with ZH_FOLD below that. The same one-to-one map.
-_ZH_TABLE = np.arange(max(ZH_FOLD) + 1, dtype=np.uint32)
-_ZH_TABLE[np.fromiter(ZH_FOLD.keys(), np.uint32)] = np.fromiter(ZH_FOLD.values(), np.uint32)
-_ZH_NUMPY_CHARS = 64
+# Chinese characters fold through app.search.zh_fold (its code-point table on long texts,
+# whose code points the phrase search below reuses).
+_ZH_TABLE = CHAR_TABLE
 # Taiwan vocabulary (ZH_PHRASES) is looked for only where the text holds the first two
 # characters of a phrase: a numpy table of the characters that start a phrase and of those
 # that are second in one screens the positions, then their pairs are looked up (sorted keys
@@ -252,17 +254,6 @@ for _phrase in ZH_PHRASES:
     _ZH_LENGTHS[_phrase[0]] = tuple(sorted({*_ZH_LENGTHS.get(_phrase[0], ()), len(_phrase)}))[::-1]
 assert min(map(len, ZH_PHRASES)) >= 2  # a one-character phrase would have no prefix pair
 assert max(ord(c) for p in ZH_PHRASES for c in p) < len(_ZH_TABLE)
-
-
-def _zh_fold_chars(text: str) -> tuple[str, np.ndarray | None]:
-    """text.translate(ZH_FOLD), and its code points when computed in numpy."""
-    if len(text) < _ZH_NUMPY_CHARS:
-        return text.translate(ZH_FOLD), None
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
-    folded = np.where(
-        codes < len(_ZH_TABLE), _ZH_TABLE[np.minimum(codes, len(_ZH_TABLE) - 1)], codes
-    )
-    return folded.tobytes().decode("utf-32-le", "surrogatepass"), folded
 
 
 def _zh_phrases(folded: str, codes: np.ndarray | None) -> list[tuple[int, int, str]]:
@@ -303,7 +294,7 @@ def _fold(text: str, analyzer: Analyzer) -> tuple[str, Origin]:
         if starts is None or ends is None:
             return folded, _same
         return folded, lambda i, j: (starts[i], ends[j - 1])
-    folded, codes = _zh_fold_chars(folded)
+    folded, codes = fold_chars_and_codes(folded)
     phrases = _zh_phrases(folded, codes)
     if not phrases:
         return folded, _same
@@ -376,7 +367,7 @@ def _fold_mapped(
         folded = "".join(pieces)
     if not analyzer.zh_fold:
         return folded, starts, ends
-    folded = folded.translate(analyzer.zh_fold)  # one character to one character
+    folded = fold_chars(folded)  # one character to one character
     matches = list(ZH_PHRASE_RE.finditer(folded))
     if not matches:
         return folded, starts, ends

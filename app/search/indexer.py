@@ -16,16 +16,11 @@ from dataclasses import dataclass, field
 from itertools import chain
 
 import numpy as np
-import orjson
 
 from app.search import layout, pair_words
 from app.search.analyzers import (
-    ANALYZER_VERSION,
     RUN_GAP,
     UNIGRAM_SHIFT,
-    ZH_FOLD,
-    ZH_PHRASE_RE,
-    ZH_PHRASES,
     Analyzer,
     bigram_key,
     get_analyzer,
@@ -36,6 +31,7 @@ from app.search.analyzers import (
     word_hash,
 )
 from app.search.gaps import encode_gaps
+from app.search.zh_fold import CHAR_TABLE, ZH_PHRASE_RE, ZH_PHRASES, fold_code_points
 
 _NFIELDS = len(layout.FIELD_NAMES)  # 4: a "segment" is doc << 2 | field
 _SEP = 0x0A  # "\n" separates CJK runs: no n-gram spans it and no query run contains it
@@ -95,6 +91,14 @@ def ragged_arange(counts: np.ndarray) -> np.ndarray:
     return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
         np.cumsum(counts) - counts, counts
     )
+
+
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """np.unique(values) for integer arrays, by a sort: numpy 2.4's np.unique hashes first,
+    and index keys (term << bits | document) collide so often in its table that it took 11.7 s
+    where this takes 0.21 s on 1.5 million keys (docs/benchmarks.md, "Build throughput")."""
+    ordered = np.sort(values)
+    return ordered[_starts(ordered)]
 
 
 def _starts(sorted_values: np.ndarray) -> np.ndarray:
@@ -164,7 +168,7 @@ def _tokenize_latin(analyzer: Analyzer, docs: Sequence[IndexDoc]) -> _Words:
         # Rare in Latin-language text: rebuild the CJK runs of the segments concerned, in order.
         bounds = np.concatenate(([0], np.cumsum(raw_counts, dtype=np.int64)))
         with_runs = np.isin(raw_ids, np.fromiter(token_runs, dtype=np.int64))
-        for s in np.unique(raw_seg[with_runs]).tolist():
+        for s in sorted_unique(raw_seg[with_runs]).tolist():
             ids = raw_ids[bounds[s] : bounds[s + 1]].tolist()
             runs = [run for i in ids for run in token_runs.get(i, ())]
             pieces[s] = "\n".join(runs) + "\n"
@@ -264,7 +268,7 @@ class _Family:
         if not self.parts:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, _no_postings(self.positions)
-        terms = np.unique(np.concatenate([t for _, t, _ in self.parts]))
+        terms = sorted_unique(np.concatenate([t for _, t, _ in self.parts]))
         dense = [np.searchsorted(terms, t) for _, t, _ in self.parts]
         df = np.zeros(terms.size, dtype=np.int64)
         for d, (_, _, counts) in zip(dense, self.parts, strict=True):
@@ -337,7 +341,7 @@ def _pairs(
         (near_term(False, second[second_only], hashes[:-1][second_only]), second_only),
     )
     keys = [term.astype(np.uint64) << np.uint64(_CHUNK_DOCBITS) | doc[at] for term, at in terms]
-    key = np.unique(np.concatenate(keys))
+    key = sorted_unique(np.concatenate(keys))
     if not key.size:
         return _no_postings(dtype)
     return _Postings(
@@ -349,30 +353,19 @@ def _pairs(
 
 
 def index_meta(language: str, docs: int, pair_list: Sequence[str], **counts: int | str) -> bytes:
-    """search.meta: versions, sizes and array types, which the Searcher checks at load, and
-    the index's pair words."""
-    meta = {
-        "format": layout.FORMAT_VERSION,
-        "analyzer": ANALYZER_VERSION,
-        "language": language,
-        "docs": docs,
-        "doc_type": "H" if docs <= layout.SHORT_DOC_LIMIT else "I",
-        "pair_words": list(pair_list),
-        **counts,
-    }
-    return orjson.dumps(meta, option=orjson.OPT_SORT_KEYS)
+    """search.meta (app.search.layout.SearchMeta): versions, sizes and array types, which the
+    Searcher checks at load, and the index's pair words."""
+    return layout.SearchMeta.new(language, docs, pair_list, **counts).to_bytes()
 
 
-def _zh_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(character fold table, phrase-start mask, sorted keys of phrases' first two chars)."""
-    top = max(max(ZH_FOLD), *(ord(ch) for phrase in ZH_PHRASES for ch in phrase)) + 1
-    fold = np.arange(top, dtype=np.uint32)
-    fold[np.fromiter(ZH_FOLD, dtype=np.int64)] = np.fromiter(ZH_FOLD.values(), dtype=np.uint32)
-    starts = np.zeros(top, dtype=bool)
+def _zh_tables() -> tuple[np.ndarray, np.ndarray]:
+    """(phrase-start mask over app.search.zh_fold's code-point table, sorted keys of
+    phrases' first two chars)."""
+    starts = np.zeros(CHAR_TABLE.size, dtype=bool)
     starts[[ord(phrase[0]) for phrase in ZH_PHRASES]] = True
     # A phrase can start where its first two characters (2-character phrases) or its first
     # three (longer ones) occur: sorted keys of those prefixes.
-    keys = np.unique(
+    keys = sorted_unique(
         np.array(
             [
                 trigram_key(*p[:3]) if len(p) > 2 else bigram_key(*p) | _TWO_CHAR_FLAG
@@ -381,12 +374,12 @@ def _zh_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             dtype=np.uint64,
         )
     )
-    return fold, starts, keys
+    return starts, keys
 
 
 # Marks a 2-character phrase's key (bit 63: trigram keys use 63 bits only).
 _TWO_CHAR_FLAG = 1 << 63
-_ZH_TABLES: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+_ZH_TABLES: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def fold_zh_code_points(
@@ -398,13 +391,12 @@ def fold_zh_code_points(
     global _ZH_TABLES
     if _ZH_TABLES is None:
         _ZH_TABLES = _zh_tables()
-    fold, starts, keys = _ZH_TABLES
+    starts, keys = _ZH_TABLES
     if cps.size == 0:
         return cps, piece_lengths
-    if int(cps.max()) >= fold.size:
-        fold = np.concatenate((fold, np.arange(fold.size, int(cps.max()) + 1, dtype=np.uint32)))
-        starts = np.concatenate((starts, np.zeros(fold.size - starts.size, dtype=bool)))
-    cps = fold[cps]
+    if int(cps.max()) >= starts.size:
+        starts = np.concatenate((starts, np.zeros(int(cps.max()) + 1 - starts.size, dtype=bool)))
+    cps = fold_code_points(cps)
     at = np.flatnonzero(starts[cps[:-1]])
     pair = cps[at].astype(np.uint64) << np.uint64(UNIGRAM_SHIFT) | cps[at + 1]
     third = np.append(cps, np.uint32(_SEP))[at + 2].astype(np.uint64)
@@ -421,9 +413,10 @@ def fold_zh_code_points(
     parts: list[np.ndarray] = []
     lengths = piece_lengths.copy()
     done = 0
-    # Longest match, left to right, as fold_zh_phrases does: every phrase starts at one of
-    # these candidates, so trying the regex there (skipping candidates inside a replaced
-    # phrase) gives the same result as a scan of the whole piece, for a fraction of the cost.
+    # Longest match, left to right, as app.search.zh_fold.fold_phrases does: every phrase
+    # starts at one of these candidates, so trying the regex there (skipping candidates inside
+    # a replaced phrase) gives the same result as a scan of the whole piece, for a fraction of
+    # the cost.
     split = np.flatnonzero(np.diff(owner)) + 1
     for group in np.split(np.stack((owner, at), axis=1), split):
         piece = int(group[0, 0])
@@ -503,6 +496,8 @@ def _run_pairs(pieces: list[str], listed: dict[str, int], dtype: np.dtype) -> _P
         return _no_postings(dtype)
     segs, lefts, rights = (list(column) for column in zip(*gaps, strict=True))
     docs = np.asarray(segs, dtype=np.uint64) >> np.uint64(2)
+    lengths_up = sorted({len(run) for run in listed})
+    lengths_down = lengths_up[::-1]
 
     def affixes(strings: list[str], suffix: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(per occurrence: how many listed runs it ends/starts with, where they start in
@@ -510,13 +505,17 @@ def _run_pairs(pieces: list[str], listed: dict[str, int], dtype: np.dtype) -> _P
         distinct = list(dict.fromkeys(strings))
         flat: list[int] = []
         counts: list[int] = []
+        # Only affixes as long as some listed run can be listed: longest first for endings,
+        # shortest first for starts (a run of 20 characters has 20 affixes, 2 of them
+        # Japanese's 2- and 3-character entries).
+        get = listed.get
         for run in distinct:
-            parts = (
-                (run[k:] for k in range(len(run)))
-                if suffix
-                else (run[: k + 1] for k in range(len(run)))
-            )
-            found = [listed[p] for p in parts if p in listed]
+            size = len(run)
+            if suffix:
+                hits = (get(run[size - n :]) for n in lengths_down if n <= size)
+            else:
+                hits = (get(run[:n]) for n in lengths_up if n <= size)
+            found = [h for h in hits if h is not None]
             flat += found
             counts.append(len(found))
         per = np.asarray(counts, dtype=np.int64)
@@ -532,7 +531,7 @@ def _run_pairs(pieces: list[str], listed: dict[str, int], dtype: np.dtype) -> _P
     first = left_flat[left_at[occurrence] + k // width]
     second = right_flat[right_at[occurrence] + k % width]
     dense = (first * len(listed) + second).astype(np.uint64)
-    key = np.unique(dense << np.uint64(32) | docs[occurrence])
+    key = sorted_unique(dense << np.uint64(32) | docs[occurrence])
     dense = (key >> np.uint64(32)).astype(np.int64)
     return _Postings(
         pair_term(dense // len(listed), dense % len(listed)),

@@ -52,12 +52,21 @@ search.wordpos     uint8 x bytes                per word posting, where the word
                                                 the first position, then the gaps, as LEB128
                                                 varints (app/search/gaps.py)
 =================  ===========================  =============================================
+
+A change here needs a new app.versions.SEARCH_INDEX_FORMAT_VERSION.
+
+search.meta, the index's description (its versions, language, sizes, array types and pair
+words), is a JSON object with sorted keys: `SearchMeta` is its one parser and serialiser.
 """
 
 from __future__ import annotations
 
-# 7: pair_words in search.meta (the archive's own list, no longer the analyser's).
-FORMAT_VERSION = 7
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import orjson
+
+from app import versions
 
 META = "search.meta"
 WORDS = "search.words"
@@ -123,3 +132,135 @@ REFERENCE_LENGTHS: dict[bool, tuple[float, ...]] = {
     False: (10.0, 35.0, 500.0, 3.0),  # en, fr, de, es, it
     True: (30.0, 150.0, 2000.0, 6.0),  # ko, ja, zh_cn, zh_tw
 }
+
+
+class IndexVersionError(ValueError):
+    """A search.meta written by another index format or analyser: `recorded` holds its
+    versions by the names a bundle records them under (app.bundle.versions)."""
+
+    def __init__(self, message: str, recorded: dict[str, object]) -> None:
+        super().__init__(message)
+        self.recorded = recorded
+
+
+_SIZES = (
+    "docs",
+    "words",
+    "unigrams",
+    "bigrams",
+    "postings",
+    "trigrams",
+    "trigram_postings",
+    "trigram_positions",
+    "word_positions",
+)
+
+
+@dataclass(frozen=True)
+class SearchMeta:
+    """A segment's search.meta: what the Searcher checks at load, the builder before reusing
+    or merging a segment, and the indexer and the merge write."""
+
+    format: int  # app.versions.SEARCH_INDEX_FORMAT_VERSION when written
+    analyzer: str  # app.versions.SEARCH_ANALYZER_VERSION when written
+    language: str
+    docs: int
+    doc_type: str  # array type of DOCS: "H" up to SHORT_DOC_LIMIT documents, else "I"
+    pair_words: tuple[str, ...]  # the stems pair keys number (app/search/pair_words.py)
+    words: int
+    unigrams: int
+    bigrams: int
+    trigrams: int
+    trigram_postings: int
+    postings: int
+    trigram_positions: int
+    pos_type: str  # "H" or "I"
+    count_type: str  # "B", "H" or "I"
+    word_positions: int
+    wcount_type: str  # "B", "H" or "I"
+
+    @classmethod
+    def new(
+        cls, language: str, docs: int, pair_words: Sequence[str], **counts: int | str
+    ) -> SearchMeta:
+        """The meta of an index this release writes, of `docs` documents."""
+        return cls(
+            format=versions.SEARCH_INDEX_FORMAT_VERSION,
+            analyzer=versions.SEARCH_ANALYZER_VERSION,
+            language=language,
+            docs=docs,
+            doc_type="H" if docs <= SHORT_DOC_LIMIT else "I",
+            pair_words=tuple(pair_words),
+            **counts,  # type: ignore[arg-type]
+        )
+
+    def to_bytes(self) -> bytes:
+        fields = asdict(self)
+        fields["pair_words"] = list(self.pair_words)
+        return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
+
+    @classmethod
+    def parse(cls, data: bytes, language: str | None = None) -> SearchMeta:
+        """The meta `data` holds; ValueError saying what is wrong (IndexVersionError when it
+        was written by another index format or analyser), checking in this order: JSON, the
+        versions, the language (when given), the fields and their types."""
+        try:
+            raw = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise ValueError(f"unreadable meta: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise ValueError("meta is not an object")
+        recorded = {"index_format": raw.get("format"), "analyzer": raw.get("analyzer")}
+        if raw.get("format") != versions.SEARCH_INDEX_FORMAT_VERSION:
+            raise IndexVersionError(
+                f"format {raw.get('format')!r}, "
+                f"this server reads format {versions.SEARCH_INDEX_FORMAT_VERSION}",
+                recorded,
+            )
+        if raw.get("analyzer") != versions.SEARCH_ANALYZER_VERSION:
+            raise IndexVersionError(
+                f"built with analyser {raw.get('analyzer')!r}, "
+                f"this server analyses queries with {versions.SEARCH_ANALYZER_VERSION}: "
+                "rebuild the bundle",
+                recorded,
+            )
+        if language is not None and raw.get("language") != language:
+            raise ValueError(f"built for language {raw.get('language')!r}")
+        try:
+            written_for = raw["language"]
+            if not isinstance(written_for, str):
+                raise TypeError("language must be a string")
+            size = {name: int(raw[name]) for name in _SIZES}
+            doc_type, pos_type = str(raw["doc_type"]), str(raw["pos_type"])
+            count_type, wcount_type = str(raw["count_type"]), str(raw["wcount_type"])
+            listed = raw["pair_words"]
+            if not isinstance(listed, list) or not all(isinstance(w, str) for w in listed):
+                raise TypeError("pair_words must be a list of strings")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"incomplete meta: {exc}") from exc
+        if (
+            doc_type not in ("H", "I")
+            or pos_type not in ("H", "I")
+            or count_type not in ("B", "H", "I")
+            or wcount_type not in ("B", "H", "I")
+        ):
+            raise ValueError("bad doc, position or count type")
+        return cls(
+            format=raw["format"],
+            analyzer=raw["analyzer"],
+            language=written_for,
+            docs=size["docs"],
+            doc_type=doc_type,
+            pair_words=tuple(listed),
+            words=size["words"],
+            unigrams=size["unigrams"],
+            bigrams=size["bigrams"],
+            trigrams=size["trigrams"],
+            trigram_postings=size["trigram_postings"],
+            postings=size["postings"],
+            trigram_positions=size["trigram_positions"],
+            pos_type=pos_type,
+            count_type=count_type,
+            word_positions=size["word_positions"],
+            wcount_type=wcount_type,
+        )

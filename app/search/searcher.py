@@ -29,11 +29,9 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
-import orjson
 
 from app.search import layout
 from app.search.analyzers import (
-    ANALYZER_VERSION,
     UNIGRAM_SHIFT,
     Analyzer,
     QueryTerms,
@@ -65,56 +63,24 @@ class Searcher:
         if missing:
             raise ValueError(f"search index for {language}: missing files {missing}")
         try:
-            meta = orjson.loads(bytes(files[layout.META]))
-        except orjson.JSONDecodeError as exc:
-            raise ValueError(f"search index for {language}: unreadable meta: {exc}") from exc
-        if not isinstance(meta, dict):
-            raise ValueError(f"search index for {language}: meta is not an object")
-        if meta.get("format") != layout.FORMAT_VERSION:
-            raise ValueError(
-                f"search index for {language}: format {meta.get('format')!r}, "
-                f"this server reads format {layout.FORMAT_VERSION}"
-            )
-        if meta.get("analyzer") != ANALYZER_VERSION:
-            raise ValueError(
-                f"search index for {language}: built with analyser {meta.get('analyzer')!r}, "
-                f"this server analyses queries with {ANALYZER_VERSION}: rebuild the bundle"
-            )
-        if meta.get("language") != language:
-            raise ValueError(
-                f"search index for {language}: built for language {meta.get('language')!r}"
-            )
-        try:
-            ndocs, nwords, nuni, nbi, npostings, ntri, ntri_postings, ntri_positions = (
-                int(meta[k])
-                for k in (
-                    "docs",
-                    "words",
-                    "unigrams",
-                    "bigrams",
-                    "postings",
-                    "trigrams",
-                    "trigram_postings",
-                    "trigram_positions",
-                )
-            )
-            doc_type, pos_type = str(meta["doc_type"]), str(meta["pos_type"])
-            count_type = str(meta["count_type"])
-            nword_positions = int(meta["word_positions"])
-            wcount_type = str(meta["wcount_type"])
-            listed = meta["pair_words"]
-            if not isinstance(listed, list) or not all(isinstance(w, str) for w in listed):
-                raise TypeError("pair_words must be a list of strings")
-            pair_list = tuple(listed)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"search index for {language}: incomplete meta: {exc}") from exc
-        if (
-            doc_type not in ("H", "I")
-            or pos_type not in ("H", "I")
-            or count_type not in ("B", "H", "I")
-            or wcount_type not in ("B", "H", "I")
-        ):
-            raise ValueError(f"search index for {language}: bad doc, position or count type")
+            meta = layout.SearchMeta.parse(bytes(files[layout.META]), language)
+        except ValueError as exc:
+            raise ValueError(f"search index for {language}: {exc}") from exc
+        ndocs, nwords, nuni, nbi, npostings = (
+            meta.docs,
+            meta.words,
+            meta.unigrams,
+            meta.bigrams,
+            meta.postings,
+        )
+        ntri, ntri_postings, ntri_positions = (
+            meta.trigrams,
+            meta.trigram_postings,
+            meta.trigram_positions,
+        )
+        doc_type, pos_type, count_type = meta.doc_type, meta.pos_type, meta.count_type
+        nword_positions, wcount_type = meta.word_positions, meta.wcount_type
+        pair_list = meta.pair_words
 
         self.language = language
         self.ndocs = ndocs

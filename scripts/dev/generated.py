@@ -1,19 +1,20 @@
-"""The shape of a generated data module under app/search/ (the zh generators share it)."""
+"""The shape of a generated data file under app/search/data/ (the zh generators share it):
+a `#` header, then one tab-separated pair a line, read by app/search/zh_tables.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-SEARCH = Path(__file__).resolve().parents[2] / "app" / "search"
+DATA = Path(__file__).resolve().parents[2] / "app" / "search" / "data"
 
 
-def render_module(doc: str, comment: str, name: str, items: list[str]) -> str:
-    """A docstring, then `# comment` over `name = (...)`, one string literal per item."""
-    body = "\n".join(f'    "{item}"' for item in items)
-    return f'"""{doc}\n"""\n\n# {comment}\n{name} = (\n{body}\n)\n'
+def render_table(header: str, pairs: dict[str, str]) -> str:
+    """`header` as `# ` lines, then 'source <TAB> target' lines in the order of `pairs`."""
+    head = "".join(f"# {line}\n" for line in header.splitlines())
+    return head + "".join(f"{src}\t{dst}\n" for src, dst in pairs.items())
 
 
 def write(filename: str, text: str) -> None:
-    out = SEARCH / filename
+    out = DATA / filename
     out.write_text(text, encoding="utf-8")
     print(f"wrote {out}")

@@ -14,23 +14,24 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from app.models import (
+from app.comments.comment_wire import (
     AUTHOR_MAX,
     CONTENT_MAX,
-    ID_MAX,
     IDEMPOTENCY_KEY_MAX,
     CommentCreate,
     CommentCreateHeaders,
 )
+from app.models import ID_MAX
 from app.openapi import openapi_document
+from app.routes import ROUTES
 
-SCHEMA = openapi_document()["components"]["schemas"]["CommentCreate"]["properties"]
+SCHEMA = openapi_document(ROUTES)["components"]["schemas"]["CommentCreate"]["properties"]
 AUTHOR = re.compile(SCHEMA["author"]["pattern"])
 CONTENT = re.compile(SCHEMA["content"]["pattern"])
 PARENT = SCHEMA["parent_id"]["anyOf"][0]
 (KEY,) = [
     p["schema"]
-    for p in openapi_document()["paths"]["/api/v1/{language}/articles/{article_id}/comments"][
+    for p in openapi_document(ROUTES)["paths"]["/api/v1/{language}/articles/{article_id}/comments"][
         "post"
     ]["parameters"]
     if p["in"] == "header"

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from app.comments import terms
 from app.comments.terms import MAX_FILE_BYTES, MAX_TERM_CHARS, TermLists, Verdict, fold
 from app.languages import LANGUAGES
-from app.search.analyzers import ZH_FOLD
+from app.search.zh_fold import ZH_FOLD
 
 LATIN = ("en", "fr", "de", "es", "it")
 CJK = ("ko", "ja", "zh_cn", "zh_tw")

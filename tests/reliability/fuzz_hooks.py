@@ -65,8 +65,9 @@ def _comment_validators() -> tuple[Any, Any]:
     import jsonschema
 
     from app.openapi import openapi_document
+    from app.routes import ROUTES
 
-    document = openapi_document()
+    document = openapi_document(ROUTES)
     body = document["components"]["schemas"]["CommentCreate"]
     parameters = document["paths"][_COMMENTS]["post"]["parameters"]
     (header,) = [p["schema"] for p in parameters if p["in"] == "header"]
@@ -138,8 +139,9 @@ def _decision_validator() -> Any:
     import jsonschema
 
     from app.openapi import openapi_document
+    from app.routes import ROUTES
 
-    schemas = openapi_document()["components"]["schemas"]
+    schemas = openapi_document(ROUTES)["components"]["schemas"]
     # The schemas refer to each other as #/components/schemas/...: a root shaped like the
     # document resolves them.
     root = {"$ref": "#/components/schemas/Decision", "components": {"schemas": schemas}}

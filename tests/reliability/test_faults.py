@@ -22,9 +22,9 @@ from urllib.parse import quote
 import orjson
 import pytest
 
+from app import versions
 from app.build.builder import build
 from app.bundle import format as fmt
-from app.bundle import versions
 from tests.helpers import bundle_object
 from tests.reliability.harness import (
     SAMPLE_SRC,
@@ -217,7 +217,7 @@ def _corrupt(bundle: Path) -> None:
 
 def _wrong_version(bundle: Path) -> None:
     manifest = orjson.loads((bundle / fmt.MANIFEST).read_bytes())
-    manifest["format_version"] = versions.FORMAT_VERSION + 1
+    manifest["format_version"] = versions.BUNDLE_FORMAT_VERSION + 1
     (bundle / fmt.MANIFEST).write_bytes(orjson.dumps(manifest))
 
 

@@ -6,16 +6,16 @@ import unicodedata
 
 import pytest
 
+from app import versions
 from app.search.analyzers import (
-    ANALYZER_VERSION,
     SUPPORTED,
-    ZH_FOLD,
     bigram_key,
     get_analyzer,
     nfkc,
     normalize,
     trigram_key,
 )
+from app.search.zh_fold import ZH_FOLD
 
 
 def words(language: str, text: str) -> tuple[str, ...]:
@@ -157,12 +157,13 @@ def test_japanese_and_korean_do_not_fold_chinese_scripts() -> None:
 def test_chinese_table_is_idempotent_and_from_opencc() -> None:
     assert all(target not in ZH_FOLD for target in ZH_FOLD.values())
     assert chr(ZH_FOLD[ord("發")]) == "发" and chr(ZH_FOLD[ord("貓")]) == "猫"
-    assert ANALYZER_VERSION.startswith("6.")
+    assert versions.SEARCH_ANALYZER_VERSION.startswith("6.")
 
 
 def test_chinese_table_matches_opencc() -> None:
-    from app.search.zh_fold_data import T2S_PAIRS
+    from app.search.zh_tables import T2S
     from scripts.dev import gen_zh_fold as gen
 
     table = gen.derive_table()
-    assert "".join(src + table[src] for src in sorted(table)) == T2S_PAIRS
+    assert {src: table[src] for src in sorted(table)} == T2S
+    assert list(T2S) == sorted(T2S)

@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.search import highlight
-from app.search.analyzers import ZH_PHRASE_RE, ZH_PHRASES, get_analyzer
+from app.search.analyzers import get_analyzer
 from app.search.query import compile_query
+from app.search.zh_fold import ZH_PHRASE_RE, ZH_PHRASES, fold_chars_and_codes
 from tests.search import highlight_oracle
 
 # Words that stem alike, accents, ligatures and full-width forms, Latin words in CJK text,
@@ -100,7 +101,7 @@ def test_taiwan_vocabulary_found_as_the_regex_finds_it(pieces: list[str]) -> Non
     path (short ones), a phrase cut by the end of the text included."""
     text = "".join(pieces)
     for piece in (text, text[:-1], text[:40]):
-        folded, codes = highlight._zh_fold_chars(piece)
+        folded, codes = fold_chars_and_codes(piece)
         expected = [
             (m.start(), m.end(), ZH_PHRASES[m.group()]) for m in ZH_PHRASE_RE.finditer(folded)
         ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from app import versions
 from app.search import layout
 from app.search.indexer import build_index
 from app.search.searcher import Searcher
@@ -167,7 +168,7 @@ def test_searcher_rejects_inconsistent_files() -> None:
             Searcher("ja", {**cjk, name: cjk[name][:-1]})
     meta = bytes(files[layout.META])
     for broken_meta in (
-        meta.replace(f'"format":{layout.FORMAT_VERSION}'.encode(), b'"format":999'),
+        meta.replace(f'"format":{versions.SEARCH_INDEX_FORMAT_VERSION}'.encode(), b'"format":999'),
         meta.replace(b'"analyzer":"', b'"analyzer":"old'),
     ):
         assert broken_meta != meta
