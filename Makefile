@@ -14,7 +14,7 @@ PORT ?= 8000
 # them for make serve, the tests and the benchmarks alike.
 GRANIAN_OPTS := $(shell cat deploy/granian/options)
 
-.PHONY: install serve-deps serve test test-fast lint format bundles bench bench-publish bench-layouts \
+.PHONY: install serve-deps serve test test-fast lint format bundles build-sharded bench bench-publish bench-layouts \
 	bench-features bench-delivery \
 	fuzz soak lock clean cluster cluster-stop cluster-publish
 
@@ -60,6 +60,24 @@ $(BUNDLE_DIR)/manifest.json: $(BIN)/.runtime $(wildcard $(SAMPLE_SRC)/*.jsonl) \
 	PYTHONPATH=$(CURDIR) $(BIN)/python scripts/build_bundles.py --src $(SAMPLE_SRC) --out $(BUNDLE_DIR)
 
 bundles: $(BUNDLE_DIR)/manifest.json
+
+# A from-scratch build as many machines run it (docs/publishing.md, "Building on many
+# machines"), rehearsed here: the plan, SHARDS shard processes at once (SHARD_JOBS worker
+# processes each), then the merge into OUT. WORK holds the plan and the shards' outputs; the
+# bundle is byte for byte the one `build_bundles.py --full` makes.
+SHARDS ?= 4
+SHARD_JOBS ?= 1
+WORK ?= $(patsubst %/,%,$(OUT)).work
+BUILD := $(BIN)/python scripts/build_bundles.py
+build-sharded: install
+	@test -n "$(SRC)" -a -n "$(OUT)" || { \
+		echo "usage: make build-sharded SRC=DIR OUT=DIR [SHARDS=4] [SHARD_JOBS=1] [WORK=DIR]" >&2; exit 2; }
+	$(BUILD) --step plan --src $(SRC) --work $(WORK)
+	@pids=""; for k in $$(seq 0 $$(($(SHARDS) - 1))); do \
+		$(BUILD) --step shard --src $(SRC) --work $(WORK) --shard $$k --shards $(SHARDS) \
+			--jobs $(SHARD_JOBS) & pids="$$pids $$!"; \
+	done; status=0; for pid in $$pids; do wait $$pid || status=1; done; exit $$status
+	$(BUILD) --step merge --work $(WORK) --shards $(SHARDS) --out $(OUT)
 
 serve: serve-deps bundles
 ifeq ($(SERVER),granian)

@@ -176,3 +176,58 @@ def test_dockerfile() -> None:
     assert re.search(rf"^COPY --from=\S+ \S+ {re.escape(where)}/?$", text, re.M), where
     package = json.loads((REPO / "package.json").read_text())
     assert SWAGGER_UI.name in package["dependencies"]
+
+
+BUILD_DIR = KUSTOMIZE_DIR / "build"
+
+
+def test_the_sharded_build_validates_and_hands_over_through_one_volume() -> None:
+    """deploy/kubernetes/build: a plan Job, an Indexed Job of N shards, a merge Job of the
+    same N, all on one shared work volume (docs/operations.md, "A sharded build on
+    Kubernetes")."""
+    rendered = render(BUILD_DIR)
+    for doc in rendered:
+        kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+    jobs = {doc["metadata"]["name"]: doc for doc in rendered if doc["kind"] == "Job"}
+    plan, shards, merge = (jobs[f"news-build-{step}"] for step in ("plan", "shards", "merge"))
+    spec = shards["spec"]
+    assert spec["completionMode"] == "Indexed"
+    count = spec["completions"]
+    assert spec["parallelism"] == count and count > 1
+
+    def command(job: dict[str, Any]) -> list[str]:
+        (container,) = job["spec"]["template"]["spec"]["containers"]
+        words = container["command"]
+        return words[2].split() if words[:2] == ["sh", "-c"] else words
+
+    def option(words: list[str], name: str) -> str:
+        return words[words.index(name) + 1]
+
+    steps = {name: command(job) for name, job in jobs.items()}
+    for name, words in steps.items():
+        assert words[:2] == ["python", "scripts/build_bundles.py"], name
+        assert option(words, "--work") == "/work/run"
+    assert option(steps["news-build-plan"], "--step") == "plan"
+    assert option(steps["news-build-shards"], "--step") == "shard"
+    # The shard index comes from the Indexed Job (build_bundles.py reads JOB_COMPLETION_INDEX).
+    assert "--shard" not in steps["news-build-shards"]
+    assert int(option(steps["news-build-shards"], "--shards")) == count
+    assert int(option(steps["news-build-merge"], "--shards")) == count
+    assert option(steps["news-build-merge"], "--step") == "merge"
+    wait = merge["spec"]["template"]["spec"]["initContainers"][0]["command"][2]
+    assert f"-ge {count}" in wait
+    claims = {doc["metadata"]["name"] for doc in rendered if doc["kind"] == "PersistentVolumeClaim"}
+    for job in (plan, shards, merge):
+        pod = job["spec"]["template"]["spec"]
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        assert volumes["work"]["persistentVolumeClaim"]["claimName"] == "news-build-work"
+        assert pod["restartPolicy"] == "Never" and pod["securityContext"]["runAsNonRoot"]
+        for container in containers(job):
+            assert container["image"] == "news-delivery:1.0.0"
+            assert container["securityContext"]["allowPrivilegeEscalation"] is False
+            assert "requests" in container["resources"] and "limits" in container["resources"]
+        for volume in volumes.values():
+            claim = volume.get("persistentVolumeClaim", {}).get("claimName")
+            assert claim is None or claim in claims or claim == "news-bundle-origin"
+    work = next(d for d in rendered if d["metadata"]["name"] == "news-build-work")
+    assert work["spec"]["accessModes"] == ["ReadWriteMany"]

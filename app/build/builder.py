@@ -20,7 +20,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +34,7 @@ from app.build import changes, policy, retractions, stories
 from app.build.compile import compile_segment, index_doc
 from app.build.generation import build_generation
 from app.build.merge import SegmentReader, merge_segments
-from app.build.records import Article
+from app.build.records import MAX_REPORTED_ERRORS, Article, SourceError
 from app.build.site import build_site
 from app.build.sources import LINE_RECORD, NewArticle, NewArticles, Previous, scan
 from app.bundle import changes as change_log
@@ -108,16 +108,22 @@ def purge_keys(report: BuildReport, site_changed: bool) -> list[str]:
 
 def _read(articles: list[NewArticle | stories.KeptArticle]) -> list[Article]:
     handles: dict[Path, Any] = {}
+    problems: list[str] = []  # every bad record of the chunk (a sharded build's shard)
     try:
         records = []
         for a in articles:
             fh = None
             if a.path is not None:  # a KeptArticle is read from the bundle, not a file
                 fh = handles.get(a.path) or handles.setdefault(a.path, open(a.path, "rb"))  # noqa: SIM115
-            records.append(a.read(fh))
+            try:
+                records.append(a.read(fh))
+            except SourceError as exc:
+                problems += exc.problems
     finally:
         for fh in handles.values():
             fh.close()
+    if problems:
+        raise SourceError(problems[:MAX_REPORTED_ERRORS])
     return records
 
 
@@ -160,7 +166,7 @@ def _pair_list(
     store: ObjectStore,
     built_on: dict[str, Any] | None,
     language: str,
-    new: list[NewArticle | stories.KeptArticle],
+    new: Sequence[NewArticle | stories.KeptArticle],
     run: Any,
 ) -> Any:
     """A future of the language's pair words: those of its segments in the bundle built on
@@ -322,11 +328,22 @@ def build_report(
                 manifest = None
         # The build steps read the entries they build on in the manifest's JSON form.
         served = None if manifest is None else manifest.to_json()
+        if manifest is None:
+            # From scratch: the sharded build (app/build/shards.py) run in this process, the
+            # plan kept in memory and every unit built straight into `out`.
+            from app.build import shards
+
+            with _Workers(jobs) as executor:
+                plan = shards.make_plan(src, urls, executor)  # SourceError: nothing written
+                store.create()
+                store.remove_temporaries()
+                built = shards.build_units(executor, out, plan, plan.units())
+                return finish_full(store, out, plan, built, existing, executor, publish_time)
         result = scan(src, previous)  # SourceError: nothing was written
         story_plan = stories.plan(result, previous, store, served)  # SourceError too
         store.create()
         store.remove_temporaries()
-        report = BuildReport("", incremental=manifest is not None)
+        report = BuildReport("", incremental=True)
 
         with _Workers(jobs) as executor:
             entries = dict(existing.objects) if existing is not None else {}
@@ -341,53 +358,114 @@ def build_report(
                 merge,
                 report,
                 entries,
-                full=manifest is None,
                 existing=existing,
                 publish_time=publish_time,
             )
-        site, written = build_site(store, languages, urls, fmt.SITEMAP_PAGE_URLS)
-        entries.update(written)
-        new = Manifest.assemble(
-            {
-                language: manifests.language_entry(language, languages[language])
-                for language in LANGUAGES
-            },
-            manifests.site_entry(site),
-            entries,
-        )
-        report.bundle_id = new.bundle_id
-        for language, names in report.changed_categories.items():
-            report.changed_categories[language] = sorted(set(names))
-        site_changed = existing is None or existing.site.files != new.site.files
-        report.purge_keys = purge_keys(report, site_changed)
-        line_objects = {}
-        for entry in result.files:
-            obj, _ = store.put(result.lines[entry["path"]].tobytes())
-            line_objects[entry["path"]] = obj
-        data = manifests.serialise(new)
-        verified = store.verified()
+        return _commit_build(out, store, existing, result, languages, entries, urls, report)
 
-        def after_switch() -> None:
-            state = {
-                "bundle_id": new.bundle_id,
-                "manifest": hashlib.sha256(data).hexdigest(),
-                "files": [{**f, "lines": line_objects[f["path"]]} for f in result.files],
-            }
-            write_atomically(out / fmt.BUILD_STATE, orjson.dumps(state, option=orjson.OPT_INDENT_2))
-            if existing is None:
-                _remove_old_layout(out)
 
-        commit(
-            out,
-            store,
-            data,
-            new,
-            previous=existing,  # kept for rollback (install_bundle.py --rollback)
-            hashed=[o for o in {*new.objects, *line_objects.values()} if o not in verified],
-            keep=line_objects.values(),
-            after_switch=after_switch,
-        )
-        return report
+def finish_full(
+    store: ObjectStore,
+    out: Path,
+    plan: Any,
+    built: Any,
+    existing: Manifest | None,
+    executor: _Workers,
+    publish_time: int | None,
+) -> BuildReport:
+    """What a from-scratch build does once every unit of its plan is a segment in `store`
+    (app.build.shards: a single build, or the merge of a sharded one): generations, site,
+    and the commit of the manifest."""
+    result = plan.result
+    report = BuildReport("", incremental=False)
+    entries = dict(existing.objects) if existing is not None else {}
+    entries.update(built.entries)
+    units = plan.units()
+    segments: dict[str, list[dict[str, Any]]] = {}
+    deleted: dict[str, list[np.ndarray]] = {}
+    for language in LANGUAGES:
+        new = result.new.get(language, NewArticles())
+        report.added += len(new)
+        report.changed_articles[language] = [new.ids[i] for i in plan.order[language]]
+        report.changed_categories[language] = list(built.categories.get(language, []))
+        segments[language] = [built.segments[u.key] for u in units if u.language == language]
+        deleted[language] = [np.zeros(0, dtype=np.int64) for _ in segments[language]]
+        if segments[language]:
+            report.changed_languages.append(language)
+    report.merged = built.merged
+    notices = _notices(store, None, result, report)
+    languages = _generations(
+        executor,
+        store,
+        None,
+        existing,
+        result,
+        segments,
+        deleted,
+        notices,
+        plan.urls,
+        report,
+        entries,
+        publish_time,
+        full=True,
+    )
+    return _commit_build(out, store, existing, result, languages, entries, plan.urls, report)
+
+
+def _commit_build(
+    out: Path,
+    store: ObjectStore,
+    existing: Manifest | None,
+    result: Any,
+    languages: dict[str, dict[str, Any]],
+    entries: dict[str, ObjectEntry],
+    urls: PublicUrls,
+    report: BuildReport,
+) -> BuildReport:
+    """The site and the manifest of `languages`, committed (app.bundle.commit)."""
+    site, written = build_site(store, languages, urls, fmt.SITEMAP_PAGE_URLS)
+    entries.update(written)
+    new = Manifest.assemble(
+        {
+            language: manifests.language_entry(language, languages[language])
+            for language in LANGUAGES
+        },
+        manifests.site_entry(site),
+        entries,
+    )
+    report.bundle_id = new.bundle_id
+    for language, names in report.changed_categories.items():
+        report.changed_categories[language] = sorted(set(names))
+    site_changed = existing is None or existing.site.files != new.site.files
+    report.purge_keys = purge_keys(report, site_changed)
+    line_objects = {}
+    for entry in result.files:
+        obj, _ = store.put(result.lines[entry["path"]].tobytes())
+        line_objects[entry["path"]] = obj
+    data = manifests.serialise(new)
+    verified = store.verified()
+
+    def after_switch() -> None:
+        state = {
+            "bundle_id": new.bundle_id,
+            "manifest": hashlib.sha256(data).hexdigest(),
+            "files": [{**f, "lines": line_objects[f["path"]]} for f in result.files],
+        }
+        write_atomically(out / fmt.BUILD_STATE, orjson.dumps(state, option=orjson.OPT_INDENT_2))
+        if existing is None:
+            _remove_old_layout(out)
+
+    commit(
+        out,
+        store,
+        data,
+        new,
+        previous=existing,  # kept for rollback (install_bundle.py --rollback)
+        hashed=[o for o in {*new.objects, *line_objects.values()} if o not in verified],
+        keep=line_objects.values(),
+        after_switch=after_switch,
+    )
+    return report
 
 
 def _remove_old_layout(out: Path) -> None:
@@ -410,13 +488,12 @@ def _plan_languages(
     report: BuildReport,
     entries: dict[str, ObjectEntry],
     *,
-    full: bool,
     existing: Manifest | None = None,
     publish_time: int | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """New segments, merges and generations of every language, built on `built_on` (the JSON
-    form of the manifest built on, None from scratch); fills `entries` with the manifest
-    entries of the objects they write."""
+    """New segments, merges and generations of every language of an incremental build,
+    built on `built_on` (the JSON form of the manifest built on); fills `entries` with the
+    manifest entries of the objects they write. A from-scratch build: finish_full."""
 
     def run(fn: Any, *args: Any, work: int) -> Any:
         return executor.submit(fn, *args, work=work)
@@ -486,26 +563,7 @@ def _plan_languages(
             report.changed_languages.append(language)
         report.changed_articles[language] += [i for i in _ids_of(store, meta, retracted)]
         report.changed_categories[language] += _categories_of(store, meta, retracted | replaced)
-    # Retraction notices: a new or changed one, or one withdrawn, changes the article's URL
-    # (410 or not), the corrections log, and (for a served article) its lists.
-    notices: dict[str, list[retractions.RetractedArticle]] = {}
-    for language in LANGUAGES:
-        lines = result.retractions.get(language, [])
-        notices[language] = [r for _, _, r, _ in lines]
-        now = {r.id: r for r in notices[language]}
-        before = (
-            {r.id: r for r in retractions.load(store, built_on["languages"][language], language)}
-            if built_on is not None
-            else {}
-        )
-        changed = sorted(
-            {i for i, r in now.items() if before.get(i) != r} | {i for i in before if i not in now}
-        )
-        report.retractions += len(changed)
-        if changed and built_on is not None:
-            report.changed_articles[language] += changed
-            if language not in report.changed_languages:
-                report.changed_languages.append(language)
+    notices = _notices(store, built_on, result, report)
     for language in LANGUAGES:
         for future in compiles[language]:
             desc, written = future.result()
@@ -520,7 +578,7 @@ def _plan_languages(
         language: policy.plan(
             [d["docs"] for d in segments[language]],
             [int(x.size) for x in deleted[language]],
-            "all" if full else merge,
+            merge,
         )
         for language in LANGUAGES
     }
@@ -551,6 +609,69 @@ def _plan_languages(
                 del deleted[language][i]
             segments[language].insert(first, desc)
             deleted[language].insert(first, np.zeros(0, dtype=np.int64))
+    return _generations(
+        executor,
+        store,
+        built_on,
+        existing,
+        result,
+        segments,
+        deleted,
+        notices,
+        urls,
+        report,
+        entries,
+        publish_time,
+        full=False,
+    )
+
+
+def _notices(
+    store: ObjectStore, built_on: dict[str, Any] | None, result: Any, report: BuildReport
+) -> dict[str, list[retractions.RetractedArticle]]:
+    """Each language's retraction notices; counts and reports those added, changed or
+    withdrawn."""
+    # Retraction notices: a new or changed one, or one withdrawn, changes the article's URL
+    # (410 or not), the corrections log, and (for a served article) its lists.
+    notices: dict[str, list[retractions.RetractedArticle]] = {}
+    for language in LANGUAGES:
+        lines = result.retractions.get(language, [])
+        notices[language] = [r for _, _, r, _ in lines]
+        now = {r.id: r for r in notices[language]}
+        before = (
+            {r.id: r for r in retractions.load(store, built_on["languages"][language], language)}
+            if built_on is not None
+            else {}
+        )
+        changed = sorted(
+            {i for i, r in now.items() if before.get(i) != r} | {i for i in before if i not in now}
+        )
+        report.retractions += len(changed)
+        if changed and built_on is not None:
+            report.changed_articles[language] += changed
+            if language not in report.changed_languages:
+                report.changed_languages.append(language)
+    return notices
+
+
+def _generations(
+    executor: _Workers,
+    store: ObjectStore,
+    built_on: dict[str, Any] | None,
+    existing: Manifest | None,
+    result: Any,
+    segments: dict[str, list[dict[str, Any]]],
+    deleted: dict[str, list[np.ndarray]],
+    notices: dict[str, list[retractions.RetractedArticle]],
+    urls: PublicUrls,
+    report: BuildReport,
+    entries: dict[str, ObjectEntry],
+    publish_time: int | None,
+    *,
+    full: bool,
+) -> dict[str, dict[str, Any]]:
+    """The generation of every language over its final `segments`, in worker processes;
+    fills `entries` with those of the objects they write."""
     # Every segment of a language must number the same pair words (app/search/pair_words.py),
     # or the server would refuse the bundle: refuse it here, before anything is committed.
     for language in LANGUAGES:

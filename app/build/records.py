@@ -64,6 +64,9 @@ class SourceError(Exception):
         super().__init__("\n".join(problems))
         self.problems = problems
 
+    def __reduce__(self) -> tuple[type[SourceError], tuple[list[str]]]:
+        return SourceError, (self.problems,)  # raised in a worker process, read in the builder
+
 
 class RecordError(Exception):
     def __init__(self, field: str | None, message: str) -> None:

@@ -22,8 +22,10 @@ from typing import Any
 
 import numpy as np
 import orjson
+import pydantic
 import xxhash
 
+from app import models
 from app.build.compile import epoch_micros
 from app.build.records import (
     MAX_REPORTED_ERRORS,
@@ -64,9 +66,26 @@ class NewArticle:
         return f"{self.path}:{self.line}"
 
     def read(self, fh: Any) -> Article:
-        """Parse the line again (the scan validated it) from an open file of `path`."""
+        """Parse the line again (the scan validated it) from an open file of `path`;
+        SourceError if the line is no longer the one scanned (a sharded build reads it on
+        another machine, maybe long after the plan)."""
         fh.seek(self.offset)
-        article = parse_record(orjson.loads(fh.read(self.length)), self.where)
+        data = fh.read(self.length)
+        if line_hash(data) != self.hash:
+            raise SourceError(
+                [f"{self.where}: the line changed since the sources were scanned; plan again"]
+            )
+        try:  # a sharded build's plan checked only the fields that place the article
+            article = parse_record(orjson.loads(data), self.where)
+        except RecordError as exc:
+            field = f" field '{exc.field}':" if exc.field else ""
+            raise SourceError([f"{self.where}:{field} {exc.message}"]) from None
+        if (article.id, article.language, epoch_micros(article.published)) != (
+            self.id,
+            self.language,
+            self.published,
+        ):
+            raise SourceError([f"{self.where}: the record and the plan disagree on its place"])
         return dataclasses.replace(article, translations=self.translations)
 
 
@@ -90,9 +109,22 @@ class NewArticles:
     def add(
         self, file: int, offset: int, length: int, line: int, digest: bytes, article: Article
     ) -> None:
-        self.ids.append(article.id)
-        self.stories.append(article.story_id)
-        self.published.append(epoch_micros(article.published))
+        self.add_key(
+            file,
+            offset,
+            length,
+            line,
+            digest,
+            _Key(article.id, article.story_id, article.published),
+        )
+
+    def add_key(
+        self, file: int, offset: int, length: int, line: int, digest: bytes, key: Any
+    ) -> None:
+        """`key`: what places the article (id, story_id, published)."""
+        self.ids.append(key.id)
+        self.stories.append(key.story_id)
+        self.published.append(epoch_micros(key.published))
         self.file.append(file)
         self.offset.append(offset)
         self.length.append(length)
@@ -234,8 +266,11 @@ def _file_lines(path: Path) -> list[tuple[int, int, int, bytes]]:
     return out
 
 
-def scan(src: Path, previous: Previous) -> Scan:
-    """Read `src` against `previous`; raises SourceError with every problem (up to 100)."""
+def scan(src: Path, previous: Previous, *, validate: bool = True) -> Scan:
+    """Read `src` against `previous`; raises SourceError with every problem (up to 100).
+    `validate=False` (a sharded build's plan): of a new article's line only the fields that
+    place it (id, language, published_at, story_id) are checked here, the rest by the shard
+    that compiles it; retractions are checked whole."""
     if not src.is_dir():
         raise SourceError([f"{src}: source directory does not exist"])
     paths = source_files(src)
@@ -276,7 +311,7 @@ def scan(src: Path, previous: Previous) -> Scan:
                 continue
             seen[ref[1]] = file << 32 | number
         if to_parse:
-            _parse_lines(file, to_parse, result)
+            _parse_lines(file, to_parse, result, validate)
         del lines, refs, to_parse
     result.kept = {lang: at != 0 for lang, at in kept_at.items()}
     result.kept_at = kept_at
@@ -287,13 +322,54 @@ def scan(src: Path, previous: Previous) -> Scan:
     return result
 
 
-def _parse_lines(file: int, lines: list[tuple[int, int, int, bytes]], result: Scan) -> None:
+@dataclass(frozen=True, slots=True)
+class _Key:
+    id: str
+    story_id: str | None
+    published: Any  # datetime
+
+
+class _Placing(pydantic.BaseModel):
+    """The fields of a source line that place its article in the bundle, validated as
+    models.SourceArticle validates them."""
+
+    model_config = pydantic.ConfigDict(extra="ignore")
+    id: models.ArticleId
+    language: models.Language
+    published_at: models.Timestamp
+    story_id: models.StoryId | None = None
+
+
+def _placing(record: Any, where: str) -> tuple[str, _Key] | None:
+    """The language and key of an article's line, or None for a line to parse whole (a
+    retraction, or one whose placing fields are wrong: its full parse names the problem)."""
+    if not isinstance(record, dict) or record.get("retracted") is not None:
+        return None
+    try:
+        valid = _Placing.model_validate(record)
+    except pydantic.ValidationError:
+        return None
+    return valid.language.value, _Key(valid.id, valid.story_id, valid.published_at)
+
+
+def _parse_lines(
+    file: int, lines: list[tuple[int, int, int, bytes]], result: Scan, validate: bool = True
+) -> None:
     with result.paths[file].open("rb") as fh:
         for number, offset, length, digest in lines:
             where = result.where(file, number)
             fh.seek(offset)
             try:
-                article = parse_record(orjson.loads(fh.read(length)), where)
+                record = orjson.loads(fh.read(length))
+                placed = None if validate else _placing(record, where)
+                if placed is not None:
+                    language, key = placed
+                    new = result.new.get(language)
+                    if new is None:
+                        new = result.new[language] = NewArticles()
+                    new.add_key(file, offset, length, number, digest, key)
+                    continue
+                article = parse_record(record, where)
             except orjson.JSONDecodeError as exc:
                 result.problem(where, None, f"invalid JSON: {exc}")
                 continue

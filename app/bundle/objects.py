@@ -58,6 +58,10 @@ class ObjectWriter:
             self._crc = zlib.crc32(data, self._crc)
             self.size += len(data)
 
+    def name(self) -> str:
+        """The content name of the bytes written so far."""
+        return self._sha.hexdigest()
+
     def commit(self) -> tuple[str, ObjectEntry]:
         """Make the object durable under its content name; returns (name, entry)."""
         self._fh.flush()
