@@ -41,7 +41,7 @@ from app.params import list_body, parse
 
 
 @falcon.before(comment_target)
-class _ReaderWrite(_ContextResource):
+class ReaderWrite(_ContextResource):
     """A reader's report or notice on one comment: the body (422), the article and the
     comment (404), then the store under the shared budget of reports and notices (429)."""
 
@@ -65,7 +65,7 @@ class _ReaderWrite(_ContextResource):
         raise NotImplementedError
 
 
-class ReportsResource(_ReaderWrite):
+class ReportsResource(ReaderWrite):
     """`POST .../comments/{comment_id}/reports`: a reader's report."""
 
     body, status = ReportCreate, 202
@@ -79,7 +79,7 @@ class ReportsResource(_ReaderWrite):
         return ReportReceipt(status="received").model_dump_json().encode()
 
 
-class NoticesResource(_ReaderWrite):
+class NoticesResource(ReaderWrite):
     """`POST .../comments/{comment_id}/notices`: a notice of illegal content (DSA art. 16)."""
 
     body, status = NoticeCreate, 201
