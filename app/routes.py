@@ -16,16 +16,19 @@ for comment operations) and its own.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
+from pydantic import BaseModel
 
 from app import models as m
+from app.bundle.store import BundleStore
 from app.comments import comment_wire as cw
 from app.comments import moderation_resources as moderation
 from app.comments import resources as comments
 from app.comments import wire as w
+from app.comments.auth import Context
 from app.declarations import (
     ARTICLE,
     BODY,
@@ -43,6 +46,7 @@ from app.declarations import (
 from app.metrics import MetricsResource
 from app.openapi import openapi_document
 from app.resources import articles, docs, feeds, moderation_page, ops
+from app.resources.articles import BundleResource
 
 API = "/api/v1/{language}"
 
@@ -152,14 +156,88 @@ _NO_SITEMAP = {404: "No such sitemap (or page)."}
 _CATEGORIES = {"type": "array", "items": {"type": "string"}, "examples": [["economy", "경제"]]}
 
 
-def _feed(kind: str, operation: Operation) -> Route:
-    """`/api/v1/{language}/feed.<kind>`."""
-    return Route(
+def _public(
+    path: str,
+    resource: Callable[[BundleStore], BundleResource],
+    tag: str,
+    operation: Operation,
+    keep: Callable[[Mapping[str, str]], bool] | None = None,
+) -> Route:
+    """A "public" route: one read of the bundle, its `resource` made from the app's store."""
+    return Route(path, lambda s: resource(s.store), tag, (operation,), cache="public", keep=keep)
+
+
+def _feed(kind: str, operation_id: str, texts: Texts, schema: dict[str, Any], media: str) -> Route:
+    """`/api/v1/{language}/feed.<kind>`: every feed takes the same query (`category`) and
+    answers the same errors, in its own format (`media`)."""
+    return _public(
         f"{API}/feed.{kind}",
-        lambda s: feeds.Feed(s.store, kind),
+        lambda store: feeds.Feed(store, kind),
         "feeds",
-        (operation,),
-        cache="public",
+        Operation(
+            operation_id,
+            texts,
+            schema,
+            query=m.FeedQuery,
+            media_type=media,
+            errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
+        ),
+    )
+
+
+def _reader_write(
+    kind: str,
+    resource: type[moderation.ReaderWrite],
+    operation_id: str,
+    texts: Texts,
+    receipt: type[BaseModel],
+) -> Route:
+    """`POST .../comments/{comment_id}/<kind>`: a reader's report or notice, whose body and
+    success status are its resource's (app.comments.moderation_resources.ReaderWrite), under
+    the budget of reports and notices the two share (429)."""
+    return Route(
+        f"{API}/articles/{{article_id}}/comments/{{comment_id}}/{kind}",
+        lambda s: resource(s.comments.context),
+        "moderation",
+        (
+            Operation(
+                operation_id,
+                texts,
+                receipt,
+                method="post",
+                status=resource.status,
+                body=resource.body,
+                errors=error_statuses(LANGUAGE, ARTICLE, VALIDATED, BODY, STORE, _REPORT_ERRORS),
+                error_details=_REPORT_DETAILS,
+            ),
+        ),
+    )
+
+
+def _moderation_read(
+    name: str,
+    resource: Callable[[Context], object],
+    operation_id: str,
+    texts: Texts,
+    response: type[BaseModel],
+    query: type[BaseModel],
+) -> Route:
+    """`GET /api/v1/{language}/moderation/<name>`: what a moderator of the language reads
+    there, a page at a time (`query`)."""
+    return Route(
+        f"{API}/moderation/{name}",
+        lambda s: resource(s.comments.context),
+        "moderation",
+        (
+            Operation(
+                operation_id,
+                texts,
+                response,
+                query=query,
+                errors=error_statuses(LANGUAGE, VALIDATED, STORE, _MODERATOR),
+                auth="moderator",
+            ),
+        ),
     )
 
 
@@ -170,262 +248,223 @@ def _openapi(shared: Shared) -> ops.OpenAPI:
 
 
 ROUTES: tuple[Route, ...] = (
-    Route(
+    _public(
         f"{API}/articles",
-        lambda s: articles.ArticleCollection(s.store),
+        articles.ArticleCollection,
         "articles",
-        (
-            Operation(
-                "listArticles",
-                Texts(
-                    "List articles, newest first",
-                    "Articles of one language by `published_at` descending, then `id`, optionally"
-                    " of one category. A page past the end is empty and keeps the true `total`.",
-                    "A page of articles.",
-                ),
-                m.ArticleList,
-                query=m.ArticleListQuery,
-                response_headers=("Link", "Last-Modified"),
-                links=_article_links("$response.body#/items/0/id"),
-                errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
+        Operation(
+            "listArticles",
+            Texts(
+                "List articles, newest first",
+                "Articles of one language by `published_at` descending, then `id`, optionally"
+                " of one category. A page past the end is empty and keeps the true `total`.",
+                "A page of articles.",
             ),
+            m.ArticleList,
+            query=m.ArticleListQuery,
+            response_headers=("Link", "Last-Modified"),
+            links=_article_links("$response.body#/items/0/id"),
+            errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
         ),
-        cache="public",
     ),
-    Route(
+    _public(
         f"{API}/articles/latest",
-        lambda s: articles.LatestArticles(s.store),
+        articles.LatestArticles,
         "articles",
-        (
-            Operation(
-                "latestArticles",
-                Texts(
-                    "Latest articles",
-                    "The newest articles of one language in their short form.",
-                    "Newest articles first.",
-                ),
-                _ARRAY_OF_SUMMARIES,
-                query=m.LatestQuery,
-                response_headers=("Last-Modified",),
-                # Never empty while the language has an article (unlike a filtered list):
-                # the dependable start of the article -> comments flow.
-                links=_article_links("$response.body#/0/id"),
-                errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
+        Operation(
+            "latestArticles",
+            Texts(
+                "Latest articles",
+                "The newest articles of one language in their short form.",
+                "Newest articles first.",
             ),
+            _ARRAY_OF_SUMMARIES,
+            query=m.LatestQuery,
+            response_headers=("Last-Modified",),
+            # Never empty while the language has an article (unlike a filtered list):
+            # the dependable start of the article -> comments flow.
+            links=_article_links("$response.body#/0/id"),
+            errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
         ),
-        cache="public",
     ),
-    Route(
+    _public(
         f"{API}/articles/search",
-        lambda s: articles.ArticleSearch(s.store),
+        articles.ArticleSearch,
         "articles",
-        (
-            Operation(
-                "searchArticles",
-                Texts(
-                    "Search articles by keyword",
-                    "Every term must match title, summary, content or tags; case, accents and"
-                    " word forms are ignored, CJK text matches as a character sequence and"
-                    " simplified and traditional Chinese find each other. Most relevant first.",
-                    "A page of matching articles.",
-                ),
-                m.SearchResults,
-                query=m.SearchQuery,
-                response_headers=("Link", "Last-Modified"),
-                errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
+        Operation(
+            "searchArticles",
+            Texts(
+                "Search articles by keyword",
+                "Every term must match title, summary, content or tags; case, accents and"
+                " word forms are ignored, CJK text matches as a character sequence and"
+                " simplified and traditional Chinese find each other. Most relevant first.",
+                "A page of matching articles.",
             ),
+            m.SearchResults,
+            query=m.SearchQuery,
+            response_headers=("Link", "Last-Modified"),
+            errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
         ),
-        cache="public",
     ),
-    Route(
+    _public(
         f"{API}/articles/{{article_id}}",
-        lambda s: articles.ArticleItem(s.store),
+        articles.ArticleItem,
         "articles",
-        (
-            Operation(
-                "getArticle",
-                Texts(
-                    "Get one article",
-                    "The article with this id in this language. A retracted article answers 410"
-                    " with its notice.",
-                    "The article.",
-                ),
-                m.Article,
-                response_headers=("Last-Modified",),
-                links=_article_links("$response.body#/id"),
-                errors=error_statuses(LANGUAGE, {404: ARTICLE[404]}, RETRACTION_NOTICE, CODINGS),
-                gone="notice",
+        Operation(
+            "getArticle",
+            Texts(
+                "Get one article",
+                "The article with this id in this language. A retracted article answers 410"
+                " with its notice.",
+                "The article.",
             ),
+            m.Article,
+            response_headers=("Last-Modified",),
+            links=_article_links("$response.body#/id"),
+            errors=error_statuses(LANGUAGE, {404: ARTICLE[404]}, RETRACTION_NOTICE, CODINGS),
+            gone="notice",
         ),
-        cache="public",
     ),
-    Route(
+    _public(
         f"{API}/categories",
-        lambda s: articles.Categories(s.store),
+        articles.Categories,
         "articles",
-        (
-            Operation(
-                "listCategories",
-                Texts(
-                    "Categories of a language",
-                    "Every category that has at least one article, by Unicode code point.",
-                    "Categories.",
-                ),
-                _CATEGORIES,
-                errors=error_statuses(LANGUAGE, CODINGS),
+        Operation(
+            "listCategories",
+            Texts(
+                "Categories of a language",
+                "Every category that has at least one article, by Unicode code point.",
+                "Categories.",
             ),
+            _CATEGORIES,
+            errors=error_statuses(LANGUAGE, CODINGS),
         ),
-        cache="public",
     ),
-    Route(
+    _public(
         f"{API}/corrections",
-        lambda s: articles.CorrectionsLog(s.store),
+        articles.CorrectionsLog,
         "articles",
-        (
-            Operation(
-                "listCorrections",
-                Texts(
-                    "Corrections log of a language",
-                    "Every public correction and retraction of the language's articles: `at`"
-                    " descending, then `article_id`, then `kind` (`correction` before"
-                    " `retraction`). A retracted article's corrections stay beside its"
-                    " retraction; an article removed from the sources leaves the log.",
-                    "A page of the corrections log.",
-                ),
-                m.CorrectionList,
-                query=m.PageQuery,
-                response_headers=("Link",),
-                errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
+        Operation(
+            "listCorrections",
+            Texts(
+                "Corrections log of a language",
+                "Every public correction and retraction of the language's articles: `at`"
+                " descending, then `article_id`, then `kind` (`correction` before"
+                " `retraction`). A retracted article's corrections stay beside its"
+                " retraction; an article removed from the sources leaves the log.",
+                "A page of the corrections log.",
             ),
+            m.CorrectionList,
+            query=m.PageQuery,
+            response_headers=("Link",),
+            errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
         ),
-        cache="public",
     ),
-    Route(
+    _public(
         f"{API}/changes",
-        lambda s: articles.Changes(s.store),
+        articles.Changes,
         "articles",
-        (
-            Operation(
-                "listChanges",
-                Texts(
-                    "Change feed for mirrors",
-                    "Every change of what `GET` of an article answers (published, changed,"
-                    " corrected, retracted, removed), in publish order, each article at most"
-                    " once per answer with its state now. Without `since`: every current"
-                    " article (`upsert`) and every retraction, then what changed after the"
-                    " walk began. Follow `next` while `more` is true, then poll with the last"
-                    " `next`. A cursor from a newer bundle of the same lineage gets no items and"
-                    " the same `next`. Changes of the last `NEWS_CHANGES_RETENTION_DAYS` days"
-                    " (default 90) are kept.",
-                    "A page of changes.",
-                ),
-                m.ChangeList,
-                query=m.ChangesQuery,
-                errors=error_statuses(
-                    LANGUAGE,
-                    CODINGS,
-                    VALIDATED,
-                    {
-                        410: "Cursor expired: not a cursor, of another lineage or language, or"
-                        " before the oldest change kept. Start again without `since`."
-                    },
-                ),
-                gone="cursor",
+        Operation(
+            "listChanges",
+            Texts(
+                "Change feed for mirrors",
+                "Every change of what `GET` of an article answers (published, changed,"
+                " corrected, retracted, removed), in publish order, each article at most"
+                " once per answer with its state now. Without `since`: every current"
+                " article (`upsert`) and every retraction, then what changed after the"
+                " walk began. Follow `next` while `more` is true, then poll with the last"
+                " `next`. A cursor from a newer bundle of the same lineage gets no items and"
+                " the same `next`. Changes of the last `NEWS_CHANGES_RETENTION_DAYS` days"
+                " (default 90) are kept.",
+                "A page of changes.",
             ),
+            m.ChangeList,
+            query=m.ChangesQuery,
+            errors=error_statuses(
+                LANGUAGE,
+                CODINGS,
+                VALIDATED,
+                {
+                    410: "Cursor expired: not a cursor, of another lineage or language, or"
+                    " before the oldest change kept. Start again without `since`."
+                },
+            ),
+            gone="cursor",
         ),
-        cache="public",
     ),
     _feed(
         "atom",
-        Operation(
-            "getAtomFeed",
-            Texts(
-                "Atom feed of a language",
-                "The newest 50 articles (of one category with `category`) as Atom 1.0 (RFC 4287)."
-                " Entry ids are tag URIs of the language and article id: they never change."
-                " Links use the public article URL the bundle was built with. An unknown"
-                " category gives a valid feed without entries.",
-                "An Atom 1.0 feed.",
-            ),
-            {"type": "string", "examples": [_ATOM_EXAMPLE]},
-            query=m.FeedQuery,
-            media_type="application/atom+xml",
-            errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
+        "getAtomFeed",
+        Texts(
+            "Atom feed of a language",
+            "The newest 50 articles (of one category with `category`) as Atom 1.0 (RFC 4287)."
+            " Entry ids are tag URIs of the language and article id: they never change."
+            " Links use the public article URL the bundle was built with. An unknown"
+            " category gives a valid feed without entries.",
+            "An Atom 1.0 feed.",
         ),
+        {"type": "string", "examples": [_ATOM_EXAMPLE]},
+        "application/atom+xml",
     ),
     _feed(
         "rss",
-        Operation(
-            "getRssFeed",
-            Texts(
-                "RSS feed of a language",
-                "The same articles as the Atom feed, as RSS 2.0; `guid` is the entry id.",
-                "An RSS 2.0 feed.",
-            ),
-            {"type": "string", "examples": [_RSS_EXAMPLE]},
-            query=m.FeedQuery,
-            media_type="application/rss+xml",
-            errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
+        "getRssFeed",
+        Texts(
+            "RSS feed of a language",
+            "The same articles as the Atom feed, as RSS 2.0; `guid` is the entry id.",
+            "An RSS 2.0 feed.",
         ),
+        {"type": "string", "examples": [_RSS_EXAMPLE]},
+        "application/rss+xml",
     ),
     _feed(
         "json",
-        Operation(
-            "getJsonFeed",
-            Texts(
-                "JSON Feed of a language",
-                "The same articles as the Atom feed, as JSON Feed 1.1"
-                " (https://www.jsonfeed.org/version/1.1/).",
-                "A JSON Feed 1.1 document.",
-            ),
-            _JSON_FEED,
-            query=m.FeedQuery,
-            media_type="application/feed+json",
-            errors=error_statuses(LANGUAGE, CODINGS, VALIDATED),
+        "getJsonFeed",
+        Texts(
+            "JSON Feed of a language",
+            "The same articles as the Atom feed, as JSON Feed 1.1"
+            " (https://www.jsonfeed.org/version/1.1/).",
+            "A JSON Feed 1.1 document.",
         ),
+        _JSON_FEED,
+        "application/feed+json",
     ),
-    Route(
+    _public(
         "/sitemap.xml",
-        lambda s: feeds.SitemapIndex(s.store),
+        feeds.SitemapIndex,
         "sitemaps",
-        (
-            Operation(
-                "getSitemapIndex",
-                Texts(
-                    "Sitemap index",
-                    "Every page of every language's sitemap (50,000 URLs a page), then the news"
-                    " sitemap.",
-                    "A sitemaps.org sitemap index.",
-                ),
-                _XML,
-                media_type="application/xml",
-                errors=error_statuses(CODINGS),
+        Operation(
+            "getSitemapIndex",
+            Texts(
+                "Sitemap index",
+                "Every page of every language's sitemap (50,000 URLs a page), then the news"
+                " sitemap.",
+                "A sitemaps.org sitemap index.",
             ),
+            _XML,
+            media_type="application/xml",
+            errors=error_statuses(CODINGS),
         ),
-        cache="public",
     ),
-    Route(
+    _public(
         "/sitemaps/{sitemap}.xml",
-        lambda s: feeds.Sitemap(s.store),
+        feeds.Sitemap,
         "sitemaps",
-        (
-            Operation(
-                "getSitemap",
-                Texts(
-                    "A sitemap page, or the news sitemap",
-                    "`{language}.xml` and `{language}-{page}.xml`: every article's public URL"
-                    " with `lastmod` = `updated_at` and `xhtml:link` hreflang alternates for"
-                    " itself and its translations, newest first. `news.xml`: Google News sitemap"
-                    " of the articles published in the 48 hours before the newest article of the"
-                    " bundle, at most 1,000.",
-                    "A sitemaps.org urlset.",
-                ),
-                _XML,
-                media_type="application/xml",
-                errors=error_statuses(CODINGS, _NO_SITEMAP),
+        Operation(
+            "getSitemap",
+            Texts(
+                "A sitemap page, or the news sitemap",
+                "`{language}.xml` and `{language}-{page}.xml`: every article's public URL"
+                " with `lastmod` = `updated_at` and `xhtml:link` hreflang alternates for"
+                " itself and its translations, newest first. `news.xml`: Google News sitemap"
+                " of the articles published in the 48 hours before the newest article of the"
+                " bundle, at most 1,000.",
+                "A sitemaps.org urlset.",
             ),
+            _XML,
+            media_type="application/xml",
+            errors=error_statuses(CODINGS, _NO_SITEMAP),
         ),
-        cache="public",
         keep=_not_news,
     ),
     Route(
@@ -574,52 +613,32 @@ ROUTES: tuple[Route, ...] = (
             ),
         ),
     ),
-    Route(
-        f"{API}/articles/{{article_id}}/comments/{{comment_id}}/reports",
-        lambda s: moderation.ReportsResource(s.comments.context),
-        "moderation",
-        (
-            Operation(
-                "reportComment",
-                Texts(
-                    "Report a comment (reader)",
-                    "One client's reports of one comment count once; when the distinct"
-                    " reporting clients since the last decision reach NEWS_REPORTS_TO_WITHHOLD,"
-                    " the comment is withheld for a moderator. Only visible comments can be"
-                    " reported. Rate limited with notices (NEWS_REPORT_RATE_LIMIT).",
-                    "Received.",
-                ),
-                w.ReportReceipt,
-                method="post",
-                status=202,
-                body=w.ReportCreate,
-                errors=error_statuses(LANGUAGE, ARTICLE, VALIDATED, BODY, STORE, _REPORT_ERRORS),
-                error_details=_REPORT_DETAILS,
-            ),
+    _reader_write(
+        "reports",
+        moderation.ReportsResource,
+        "reportComment",
+        Texts(
+            "Report a comment (reader)",
+            "One client's reports of one comment count once; when the distinct"
+            " reporting clients since the last decision reach NEWS_REPORTS_TO_WITHHOLD,"
+            " the comment is withheld for a moderator. Only visible comments can be"
+            " reported. Rate limited with notices (NEWS_REPORT_RATE_LIMIT).",
+            "Received.",
         ),
+        w.ReportReceipt,
     ),
-    Route(
-        f"{API}/articles/{{article_id}}/comments/{{comment_id}}/notices",
-        lambda s: moderation.NoticesResource(s.comments.context),
-        "moderation",
-        (
-            Operation(
-                "sendNotice",
-                Texts(
-                    "Send a notice of illegal content",
-                    "Digital Services Act article 16: an explanation, optionally the law,"
-                    " a name and an email, and a statement of good faith. The receipt's"
-                    " `access_token` follows the notice at `GET /api/v1/notices/{notice_id}`.",
-                    "The receipt.",
-                ),
-                w.NoticeReceipt,
-                method="post",
-                status=201,
-                body=w.NoticeCreate,
-                errors=error_statuses(LANGUAGE, ARTICLE, VALIDATED, BODY, STORE, _REPORT_ERRORS),
-                error_details=_REPORT_DETAILS,
-            ),
+    _reader_write(
+        "notices",
+        moderation.NoticesResource,
+        "sendNotice",
+        Texts(
+            "Send a notice of illegal content",
+            "Digital Services Act article 16: an explanation, optionally the law,"
+            " a name and an email, and a statement of good faith. The receipt's"
+            " `access_token` follows the notice at `GET /api/v1/notices/{notice_id}`.",
+            "The receipt.",
         ),
+        w.NoticeReceipt,
     ),
     Route(
         f"{API}/articles/{{article_id}}/comments/{{comment_id}}/decision",
@@ -681,43 +700,29 @@ ROUTES: tuple[Route, ...] = (
             ),
         ),
     ),
-    Route(
-        f"{API}/moderation/queue",
-        lambda s: moderation.QueueResource(s.comments.context),
-        "moderation",
-        (
-            Operation(
-                "moderationQueue",
-                Texts(
-                    "A moderation queue (moderator)",
-                    "`pending`, `withheld`, `reported`, `notices` or `rejected`, oldest first.",
-                    "A page of the queue.",
-                ),
-                w.ModerationQueue,
-                query=w.QueueQuery,
-                errors=error_statuses(LANGUAGE, VALIDATED, STORE, _MODERATOR),
-                auth="moderator",
-            ),
+    _moderation_read(
+        "queue",
+        moderation.QueueResource,
+        "moderationQueue",
+        Texts(
+            "A moderation queue (moderator)",
+            "`pending`, `withheld`, `reported`, `notices` or `rejected`, oldest first.",
+            "A page of the queue.",
         ),
+        w.ModerationQueue,
+        w.QueueQuery,
     ),
-    Route(
-        f"{API}/moderation/log",
-        lambda s: moderation.LogResource(s.comments.context),
-        "moderation",
-        (
-            Operation(
-                "moderationLog",
-                Texts(
-                    "The moderation log (moderator)",
-                    "One entry per action, oldest first; follow it with `after=next`.",
-                    "Entries after `after`.",
-                ),
-                w.LogPage,
-                query=w.LogQuery,
-                errors=error_statuses(LANGUAGE, VALIDATED, STORE, _MODERATOR),
-                auth="moderator",
-            ),
+    _moderation_read(
+        "log",
+        moderation.LogResource,
+        "moderationLog",
+        Texts(
+            "The moderation log (moderator)",
+            "One entry per action, oldest first; follow it with `after=next`.",
+            "Entries after `after`.",
         ),
+        w.LogPage,
+        w.LogQuery,
     ),
     Route(
         "/api/v1/moderation/transparency",

@@ -22,7 +22,7 @@ from app.bundle.objects import ObjectEntry, ObjectStore, ObjectWriter
 from app.bundle.segment import SEPARATORS, SegmentReader
 from app.compression import IDENTITY
 from app.search import layout
-from app.search.indexer import index_meta, ragged_arange, sorted_unique
+from app.search.indexer import index_frame, ragged_arange, sorted_unique
 
 # Postings per merge batch: about 40 bytes each in flight, plus their positions.
 BATCH_POSTINGS = 4_000_000
@@ -364,37 +364,17 @@ def _merge_index(
     ptr = np.concatenate(([0], np.cumsum(df)))
     triptr = np.concatenate(([0], np.cumsum(tri_df)))
     wordpbase = np.concatenate(([0], np.cumsum(word_occurrences)))
-    if max(int(ptr[-1]), int(triptr[-1]), positions, word_positions) >= 1 << 32:
-        raise ValueError("index too large for 32-bit offsets")
-    encoded = b"".join(out_words)
-    wordoff = np.concatenate(([0], np.cumsum([len(x) for x in out_words], dtype=np.int64)))
-    meta_bytes = index_meta(
+    frame = index_frame(
         language,
         n,
         pair_list,
-        words=nw,
-        unigrams=int(nu),
-        bigrams=int(nb),
-        trigrams=int(out_tri.size),
-        trigram_postings=int(triptr[-1]),
-        postings=int(ptr[-1]),
-        trigram_positions=positions,
-        pos_type=pos_type,
-        count_type=count_type,
-        word_positions=word_positions,
-        wcount_type=wcount_type,
+        out_words,
+        (out_uni, out_bi, out_tri),
+        (ptr, triptr, tripbase, wordpbase),
+        positions,
+        word_positions,
+        (pos_type, count_type, wcount_type),
     )
-    for name, data in (
-        (layout.META, meta_bytes),
-        (layout.WORDS, encoded),
-        (layout.WORDOFF, wordoff.astype("<u4").tobytes()),
-        (layout.UNIGRAMS, out_uni.astype("<u4").tobytes()),
-        (layout.BIGRAMS, out_bi.astype("<u8").tobytes()),
-        (layout.PTR, ptr.astype("<u4").tobytes()),
-        (layout.TRIGRAMS, out_tri.astype("<u8").tobytes()),
-        (layout.TRIPTR, triptr.astype("<u4").tobytes()),
-        (layout.TRIPBASE, tripbase.astype("<u4").tobytes()),
-        (layout.WORDPBASE, wordpbase.astype("<u4").tobytes()),
-    ):
+    for name, data in frame.items():
         obj, entry = store.put(data)
         files[name], entries[obj] = obj, entry

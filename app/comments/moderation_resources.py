@@ -18,6 +18,7 @@ from app.comments.resources import (
     _comment_not_found,
     _ContextResource,
     _send,
+    comment_target,
     rate_limit,
     too_many,
 )
@@ -39,27 +40,21 @@ from app.languages import LANGUAGES
 from app.params import list_body, parse
 
 
-class _ReaderWrite(_ContextResource):
+@falcon.before(comment_target)
+class ReaderWrite(_ContextResource):
     """A reader's report or notice on one comment: the body (422), the article and the
     comment (404), then the store under the shared budget of reports and notices (429)."""
 
     body: type[ReportCreate] | type[NoticeCreate]
     status: int
 
-    def on_post(
-        self,
-        req: falcon.Request,
-        resp: falcon.Response,
-        language: str,
-        article_id: str,
-        comment_id: str,
-    ) -> None:
+    def on_post(self, req: falcon.Request, resp: falcon.Response, target: CommentTarget) -> None:
         ctx = self.ctx
         body = read_json(req, self.body)
-        ctx.require_comment(language, article_id, comment_id)
+        ctx.require_comment(*target)
         rate = rate_limit(ctx, req, reports=True)
         try:
-            answer = self.store(body, (language, article_id, comment_id), rate)
+            answer = self.store(body, target, rate)
         except RateLimited as limited:
             raise too_many("reports and notices", rate, limited) from None
         if answer is None:
@@ -70,7 +65,7 @@ class _ReaderWrite(_ContextResource):
         raise NotImplementedError
 
 
-class ReportsResource(_ReaderWrite):
+class ReportsResource(ReaderWrite):
     """`POST .../comments/{comment_id}/reports`: a reader's report."""
 
     body, status = ReportCreate, 202
@@ -84,7 +79,7 @@ class ReportsResource(_ReaderWrite):
         return ReportReceipt(status="received").model_dump_json().encode()
 
 
-class NoticesResource(_ReaderWrite):
+class NoticesResource(ReaderWrite):
     """`POST .../comments/{comment_id}/notices`: a notice of illegal content (DSA art. 16)."""
 
     body, status = NoticeCreate, 201
@@ -147,18 +142,13 @@ class QueueResource(_ContextResource):
     on_head = on_get
 
 
+@falcon.before(comment_target)
 class DecisionResource(_ContextResource):
     """`POST .../comments/{comment_id}/decision`."""
 
-    def on_post(
-        self,
-        req: falcon.Request,
-        resp: falcon.Response,
-        language: str,
-        article_id: str,
-        comment_id: str,
-    ) -> None:
+    def on_post(self, req: falcon.Request, resp: falcon.Response, target: CommentTarget) -> None:
         ctx = self.ctx
+        language, article_id, comment_id = target
         moderator = ctx.moderator(req, language)
         decision: Decision = read_json(req, Decision)
         # The article may have left the bundle since: a decision on its comments still
@@ -166,9 +156,7 @@ class DecisionResource(_ContextResource):
         if not plausible_id(comment_id):
             _comment_not_found()
         try:
-            item = ctx.call(
-                ctx.store.decide, language, article_id, comment_id, decision, moderator.name
-            )
+            item = ctx.call(ctx.store.decide, *target, decision, moderator.name)
         except Unfit as unfit:
             raise _unfit(str(unfit)) from None
         if item is None:

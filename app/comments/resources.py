@@ -145,14 +145,15 @@ def too_many(what: str, rate: RateLimit, limited: RateLimited) -> APIError:
     )
 
 
-def _comment_target(
+def comment_target(
     req: falcon.Request, resp: falcon.Response, resource: object, params: dict[str, Any]
 ) -> None:
-    """CommentResource's responders take the path as one `target`."""
+    """`@falcon.before(comment_target)`: the responders of a resource under
+    `.../comments/{comment_id}` take the path as one `target` (a CommentTarget)."""
     params["target"] = params.pop("language"), params.pop("article_id"), params.pop("comment_id")
 
 
-@falcon.before(_comment_target)
+@falcon.before(comment_target)
 class CommentResource(_ContextResource):
     # Each responder checks, in the contract's order: its token (401/403), its body (422),
     # then `ctx.require_comment`: the article (404/410) and whether the id could be one this

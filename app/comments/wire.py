@@ -166,14 +166,20 @@ class ModeratorNote(Moderation):
     """The moderator's internal note."""
 
 
-class NoticeBrief(BaseModel):
-    """A notice of illegal content as a moderator sees it in the queue."""
+class _Notice(BaseModel):
+    """What every view of a notice of illegal content starts with: which notice, and where it
+    stands. Not a schema of its own: each view's schema lists these fields."""
 
     model_config = _config()
 
     id: str
     status: Literal["received", "decided"]
     received_at: CommentTimestamp
+
+
+class NoticeBrief(_Notice):
+    """A notice of illegal content as a moderator sees it in the queue."""
+
     explanation: str
     law: str | None
     notifier_name: str | None
@@ -441,11 +447,6 @@ class NoticeDecision(BaseModel):
     redress: str | None
 
 
-class NoticeState(BaseModel):
-    model_config = _config()
-
-    id: str
-    status: Literal["received", "decided"]
-    received_at: CommentTimestamp
+class NoticeState(_Notice):
     decided_at: CommentTimestamp | None
     decision: NoticeDecision | None

@@ -358,6 +358,58 @@ def index_meta(language: str, docs: int, pair_list: Sequence[str], **counts: int
     return layout.SearchMeta.new(language, docs, pair_list, **counts).to_bytes()
 
 
+def index_frame(
+    language: str,
+    docs: int,
+    pair_list: Sequence[str],
+    terms: Sequence[bytes],
+    keys: tuple[np.ndarray, np.ndarray, np.ndarray],
+    offsets: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    trigram_positions: int,
+    word_positions: int,
+    types: tuple[str, str, str],
+) -> dict[str, bytes]:
+    """The index's meta, terms, keys and offsets, as an index build and a segment merge both
+    write them: `terms` the encoded word stems in order, `keys` (unigram code points, bigram
+    and trigram keys), `offsets` (ptr, triptr, tripbase, wordpbase: each the start of a term's
+    postings or positions, one past the last at the end), `types` (pos, count and wcount
+    types). ValueError when an offset does not fit in 32 bits."""
+    unigrams, bigrams, trigrams = keys
+    ptr, triptr, tripbase, wordpbase = offsets
+    pos_type, count_type, wcount_type = types
+    if max(int(ptr[-1]), int(triptr[-1]), trigram_positions, word_positions) >= 1 << 32:
+        raise ValueError("index too large for 32-bit offsets")
+    wordoff = np.concatenate(([0], np.cumsum([len(t) for t in terms], dtype=np.int64)))
+    meta = index_meta(
+        language,
+        docs,
+        pair_list,
+        words=len(terms),
+        unigrams=int(unigrams.size),
+        bigrams=int(bigrams.size),
+        trigrams=int(trigrams.size),
+        trigram_postings=int(triptr[-1]),
+        postings=int(ptr[-1]),
+        trigram_positions=trigram_positions,
+        pos_type=pos_type,
+        count_type=count_type,
+        word_positions=word_positions,
+        wcount_type=wcount_type,
+    )
+    return {
+        layout.META: meta,
+        layout.WORDS: b"".join(terms),
+        layout.WORDOFF: wordoff.astype("<u4").tobytes(),
+        layout.UNIGRAMS: unigrams.astype("<u4").tobytes(),
+        layout.BIGRAMS: bigrams.astype("<u8").tobytes(),
+        layout.PTR: ptr.astype("<u4").tobytes(),
+        layout.TRIGRAMS: trigrams.astype("<u8").tobytes(),
+        layout.TRIPTR: triptr.astype("<u4").tobytes(),
+        layout.TRIPBASE: tripbase.astype("<u4").tobytes(),
+        layout.WORDPBASE: wordpbase.astype("<u4").tobytes(),
+    }
+
+
 def _zh_tables() -> tuple[np.ndarray, np.ndarray]:
     """(phrase-start mask over app.search.zh_fold's code-point table, sorted keys of
     phrases' first two chars)."""
@@ -738,46 +790,27 @@ def build_index(
     wordpbase = np.concatenate(([0], np.cumsum(word_bytes)))[ptr[: len(words.terms) + 1]]
     word_positions = int(word_gaps.size)
     wcount_type = layout.count_type(int(word_bytes.max()) if word_bytes.size else 0)
-    if max(ptr[-1], triptr[-1], positions, word_positions) >= 1 << 32:
-        raise ValueError("index too large for 32-bit offsets")
     count_type = layout.count_type(int(tri_counts.max()) if tri_counts.size else 0)
     pos_type = "H" if pos_dtype == np.uint16 else "I"
-
-    encoded_terms = [t.encode("utf-8") for t in words.terms]
-    wordoff = np.concatenate(([0], np.cumsum([len(t) for t in encoded_terms], dtype=np.int64)))
-    doc_type = "H" if ndocs <= layout.SHORT_DOC_LIMIT else "I"
-    meta = index_meta(
+    frame = index_frame(
         language,
         ndocs,
         pair_list,
-        words=len(words.terms),
-        unigrams=int(unigram_cps.size),
-        bigrams=int(bigram_keys.size),
-        trigrams=int(trigram_keys.size),
-        trigram_postings=int(triptr[-1]),
-        postings=int(ptr[-1]),
-        trigram_positions=positions,
-        pos_type=pos_type,
-        count_type=count_type,
-        word_positions=word_positions,
-        wcount_type=wcount_type,
+        [t.encode("utf-8") for t in words.terms],
+        (unigram_cps, bigram_keys, trigram_keys),
+        (ptr, triptr, tripbase, wordpbase),
+        positions,
+        word_positions,
+        (pos_type, count_type, wcount_type),
     )
-    return {
-        layout.META: meta,
-        layout.WORDS: b"".join(encoded_terms),
-        layout.WORDOFF: wordoff.astype("<u4").tobytes(),
-        layout.UNIGRAMS: unigram_cps.astype("<u4").tobytes(),
-        layout.BIGRAMS: bigram_keys.astype("<u8").tobytes(),
-        layout.PTR: ptr.astype("<u4").tobytes(),
-        layout.DOCS: post_docs.astype("<u2" if doc_type == "H" else "<u4").tobytes(),
+    doc_dtype = "<u2" if ndocs <= layout.SHORT_DOC_LIMIT else "<u4"
+    postings = {
+        layout.DOCS: post_docs.astype(doc_dtype).tobytes(),
         layout.SCORES: scores.astype("<f4").tobytes(),
-        layout.TRIGRAMS: trigram_keys.astype("<u8").tobytes(),
-        layout.TRIPTR: triptr.astype("<u4").tobytes(),
-        layout.TRIDOCS: tri_postings.doc.astype("<u2" if doc_type == "H" else "<u4").tobytes(),
+        layout.TRIDOCS: tri_postings.doc.astype(doc_dtype).tobytes(),
         layout.TRICOUNT: tri_counts.astype(layout.NUMPY_TYPES[count_type]).tobytes(),
-        layout.TRIPBASE: tripbase.astype("<u4").tobytes(),
         layout.TRIPOS: tri_postings.pos.astype(pos_dtype.newbyteorder("<")).tobytes(),
         layout.WORDCOUNT: word_bytes.astype(layout.NUMPY_TYPES[wcount_type]).tobytes(),
-        layout.WORDPBASE: wordpbase.astype("<u4").tobytes(),
         layout.WORDPOS: word_gaps.tobytes(),
     }
+    return frame | postings

@@ -451,37 +451,18 @@
       );
     }
 
-    const reports = Object.entries(item.reports || {});
-    if (reports.length) {
-      card.appendChild(
-        el(
-          "div",
-          { class: "reports" },
-          el("span", { class: "label" }, "Reports since the last decision:"),
-          el(
-            "ul",
-            {},
-            reports.map(([reason, count]) => el("li", {}, `${reason}: ${count}`)),
-          ),
-        ),
-      );
-    }
-
-    const notices = item.notices || [];
-    if (notices.length) {
-      card.appendChild(
-        el(
-          "div",
-          { class: "notices" },
-          el("span", { class: "label" }, "Notices of illegal content:"),
-          el(
-            "ul",
-            {},
-            notices.map((notice) => renderNotice(item, notice, card)),
-          ),
-        ),
-      );
-    }
+    labelledList(
+      card,
+      "reports",
+      "Reports since the last decision:",
+      Object.entries(item.reports || {}).map(([reason, n]) => el("li", {}, `${reason}: ${n}`)),
+    );
+    labelledList(
+      card,
+      "notices",
+      "Notices of illegal content:",
+      (item.notices || []).map((notice) => renderNotice(item, notice, card)),
+    );
 
     const actions = el("div", { class: "actions" });
     const approve = el("button", { type: "button", class: "approve" }, "Approve");
@@ -513,6 +494,14 @@
       if (state.current !== index) setCurrent(index, false);
     });
     return card;
+  }
+
+  // A labelled list at the end of the card, of these `items`; none when there are none.
+  function labelledList(card, cls, caption, items) {
+    if (!items.length) return;
+    card.appendChild(
+      el("div", { class: cls }, el("span", { class: "label" }, caption), el("ul", {}, items)),
+    );
   }
 
   function renderNotice(item, notice, card) {
@@ -677,6 +666,31 @@
     );
   }
 
+  // A labelled textarea of at most `maxlength` characters, `rows` high.
+  function textField(id, text, maxlength, rows, required) {
+    const attrs = { id, maxlength: String(maxlength), rows: String(rows) };
+    if (required) attrs.required = true;
+    return field(id, text, el("textarea", attrs));
+  }
+
+  // Shows a decision form in the card: its Submit and Cancel buttons (Cancel closes it and
+  // gives the focus back to the card), `onSubmit` on submit, and the focus on the field
+  // `firstId`.
+  function showForm(form, card, submit, onSubmit, firstId) {
+    const cancel = el("button", { type: "button" }, "Cancel");
+    cancel.addEventListener("click", () => {
+      closeForms();
+      card.focus();
+    });
+    form.appendChild(el("div", { class: "actions" }, submit, cancel));
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      onSubmit();
+    });
+    card.querySelector(".slot").appendChild(form);
+    $(firstId).focus();
+  }
+
   function openRejectForm(item, card) {
     closeForms();
     const n = card.getAttribute("data-index");
@@ -686,26 +700,16 @@
       { class: "decide", "aria-label": "Reject comment " + item.id, novalidate: true },
       el("h4", {}, "Reject this comment"),
       field("reject-reason-" + n, "Reason", reasonSelect("reject-reason-" + n)),
-      field(
-        "reject-note-" + n,
-        "Note for moderators (optional)",
-        el("textarea", { id: "reject-note-" + n, maxlength: "1000", rows: "2" }),
-      ),
-      field(
+      textField("reject-note-" + n, "Note for moderators (optional)", 1000, 2),
+      textField(
         "reject-explanation-" + n,
         "Explanation for the author, the statement of reasons (optional)",
-        el("textarea", { id: "reject-explanation-" + n, maxlength: "2000", rows: "3" }),
+        2000,
+        3,
       ),
     );
     const submit = el("button", { type: "submit", class: "reject" }, "Reject");
-    const cancel = el("button", { type: "button" }, "Cancel");
-    cancel.addEventListener("click", () => {
-      closeForms();
-      card.focus();
-    });
-    form.appendChild(el("div", { class: "actions" }, submit, cancel));
-    form.addEventListener("submit", (ev) => {
-      ev.preventDefault();
+    showForm(form, card, submit, () => {
       const reason = $("reject-reason-" + n).value;
       if (!reason) {
         cardError(card, "Choose a reason to reject.");
@@ -722,9 +726,7 @@
         },
         card,
       );
-    });
-    card.querySelector(".slot").appendChild(form);
-    $("reject-reason-" + n).focus();
+    }, "reject-reason-" + n);
   }
 
   function openNoticeForm(item, notice, card) {
@@ -774,21 +776,14 @@
       outcome,
       then,
       otherReason,
-      field(
-        id("grounds"),
-        "Grounds (required, sent to the notifier)",
-        el("textarea", { id: id("grounds"), maxlength: "1000", rows: "2", required: true }),
-      ),
-      field(
+      textField(id("grounds"), "Grounds (required, sent to the notifier)", 1000, 2, true),
+      textField(
         id("explanation"),
         "Explanation for the author and the notifier (optional)",
-        el("textarea", { id: id("explanation"), maxlength: "2000", rows: "2" }),
+        2000,
+        2,
       ),
-      field(
-        id("note"),
-        "Note for moderators (optional)",
-        el("textarea", { id: id("note"), maxlength: "1000", rows: "2" }),
-      ),
+      textField(id("note"), "Note for moderators (optional)", 1000, 2),
     );
     const sync = () => {
       const chosen = form.querySelector(`input[name="${id("outcome")}"]:checked`);
@@ -799,14 +794,7 @@
     outcome.addEventListener("change", sync);
     then.addEventListener("change", sync);
     const submit = el("button", { type: "submit" }, "Decide notice");
-    const cancel = el("button", { type: "button" }, "Cancel");
-    cancel.addEventListener("click", () => {
-      closeForms();
-      card.focus();
-    });
-    form.appendChild(el("div", { class: "actions" }, submit, cancel));
-    form.addEventListener("submit", (ev) => {
-      ev.preventDefault();
+    showForm(form, card, submit, () => {
       const chosen = form.querySelector(`input[name="${id("outcome")}"]:checked`);
       const grounds = $(id("grounds")).value.trim();
       if (!chosen) {
@@ -841,9 +829,7 @@
         decision.action = "approve";
       }
       decide(item, decision, card);
-    });
-    card.querySelector(".slot").appendChild(form);
-    $(id("illegal")).focus();
+    }, id("illegal"));
   }
 
   // -- keyboard --------------------------------------------------------------------------
