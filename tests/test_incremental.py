@@ -8,6 +8,7 @@ additions, changes, retractions and moves between files, with or without merges.
 from __future__ import annotations
 
 import json
+import logging
 import random
 import shutil
 from pathlib import Path
@@ -342,7 +343,7 @@ def test_merge_keeps_answers_and_shrinks_segments(tmp_path: Path) -> None:
 
 
 def test_an_index_of_another_format_is_rebuilt_not_mixed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Segments are reused as they are: after a change of the search index format (here:
     word positions were added), the next build starts over instead of mixing formats."""
@@ -356,14 +357,14 @@ def test_an_index_of_another_format_is_rebuilt_not_mixed(
         )
         builder.build(src, out, jobs=1)
     write_jsonl(src / "a.jsonl", [*records, make_article(rng, "en", "f-new")])
-    capsys.readouterr()
-    report = builder.build_report(src, out, jobs=1)
+    with caplog.at_level(logging.INFO, logger="app.build"):
+        report = builder.build_report(src, out, jobs=1)
     assert not report.incremental
     # The build says which version differs.
     assert (
         f"search index format {versions.SEARCH_INDEX_FORMAT_VERSION - 1}, this release reads "
         f"version {versions.SEARCH_INDEX_FORMAT_VERSION}: building from scratch"
-    ) in capsys.readouterr().out
+    ) in caplog.text
     loaded = Bundle.load(out)  # every segment readable by this code
     query = '"election" OR budget'
     assert loaded.languages["en"].search_page(query, SearchPage(), None, 0, 10)[0] >= 0

@@ -15,10 +15,10 @@ leaves a servable bundle.
 from __future__ import annotations
 
 import hashlib
+import logging
 import multiprocessing
 import os
 import shutil
-import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -52,6 +52,11 @@ from app.public_urls import PublicUrls
 from app.search import layout, pair_words
 from app.search.analyzers import CJK_LANGUAGES
 from app.search.indexer import choose_pair_words
+
+# What the build decides on the way (why it builds from scratch, a damaged bundle) goes to
+# logging; what it built is its return value (BuildReport). The command line
+# (app/build/cli.py) prints notes on stdout and warnings on stderr.
+log = logging.getLogger(__name__)
 
 # Articles per newly compiled segment, which bounds a compile's memory whatever the archive:
 # 1,000 Japanese articles peak at about 500 MB (numpy n-gram arrays; 2,000 at 714 MB), 5,000
@@ -194,7 +199,7 @@ def _served_manifest(out: Path) -> Manifest | None:
     try:
         return manifests.read(path)
     except ManifestError as exc:
-        print(f"cannot build on {out} ({exc}): building from scratch")
+        log.info("cannot build on %s (%s): building from scratch", out, exc)
         return None
 
 
@@ -309,11 +314,11 @@ def build_report(
         if manifest is not None:
             problem = _reuse_problem(store, manifest)
             if problem:
-                print(f"{out}: {problem}: building from scratch")
+                log.info("%s: %s: building from scratch", out, problem)
                 manifest = None
         if manifest is not None and manifest.site.public_urls != urls.manifest():
             # Feeds and sitemap fragments hold the public URLs: all are rendered again.
-            print(f"public URLs changed since {out} was built: building from scratch")
+            log.info("public URLs changed since %s was built: building from scratch", out)
             manifest = None
         previous = Previous.empty()
         if manifest is not None:
@@ -321,10 +326,7 @@ def build_report(
                 previous = _load_previous(store, manifest, out)
             except (OSError, ValueError, KeyError, TypeError, BundleError) as exc:
                 # The served bundle is damaged (a missing or truncated object): start over.
-                print(
-                    f"warning: cannot build on {out} ({exc}); building from scratch",
-                    file=sys.stderr,
-                )
+                log.warning("cannot build on %s (%s); building from scratch", out, exc)
                 manifest = None
         # The build steps read the entries they build on in the manifest's JSON form.
         served = None if manifest is None else manifest.to_json()

@@ -4,6 +4,7 @@ command line of the builder (app.build.builder)."""
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import time
@@ -17,7 +18,24 @@ from app.build.records import SourceError
 from app.bundle.commit import OutputError, report_unchanged
 
 
+def log_to_console() -> None:
+    """The builder's log (app.build.*): notes on stdout, warnings on stderr with a
+    `warning:` prefix, as a pipeline reads them."""
+    notes = logging.StreamHandler(sys.stdout)
+    notes.setLevel(logging.INFO)
+    notes.addFilter(lambda record: record.levelno < logging.WARNING)
+    notes.setFormatter(logging.Formatter("%(message)s"))
+    warnings = logging.StreamHandler(sys.stderr)
+    warnings.setLevel(logging.WARNING)
+    warnings.setFormatter(logging.Formatter("warning: %(message)s"))
+    logger = logging.getLogger("app.build")
+    logger.setLevel(logging.INFO)
+    logger.handlers = [notes, warnings]
+    logger.propagate = False
+
+
 def main(argv: list[str] | None = None) -> int:
+    log_to_console()
     parser = argparse.ArgumentParser(
         prog="build_bundles.py",
         description="Compile source JSONL articles into a servable bundle directory; "
