@@ -45,3 +45,12 @@ def test_merge_all_respects_the_cap_in_order() -> None:
     assert policy.plan([2000] * 40, [0] * 40, "all") == [list(range(32)), list(range(32, 40))]
     assert policy.plan([50_000], [0], "all") == []
     assert policy.plan([], [], "all") == [] and policy.plan([5, 5], [0, 0], "none") == []
+
+
+def test_a_chunk_of_a_full_build_is_compiled_in_a_worker() -> None:
+    """A from-scratch build's compiles run side by side only if a chunk is not small enough
+    to run inline (a chunk of 1,000 under an inline limit of 1,500 ran every CJK compile one
+    after the other in the builder's own process)."""
+    from app.build import builder
+
+    assert min(builder.CHUNK_ARTICLES.values()) >= builder._Workers.INLINE

@@ -825,8 +825,9 @@ class _Workers:
     not inherit (and the memory figures do not double-count) the builder's own state.
     """
 
-    # Below this many articles a job runs inline.
-    INLINE = 1500
+    # Below this many articles a job runs inline. Under a chunk (CHUNK_ARTICLES), or a full
+    # build's compiles would run one after the other in the builder's process.
+    INLINE = 500
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
