@@ -61,8 +61,8 @@ log = logging.getLogger(__name__)
 # Articles per newly compiled segment, which bounds a compile's memory whatever the archive:
 # 1,000 Japanese articles peak at about 500 MB (numpy n-gram arrays; 2,000 at 714 MB), 5,000
 # Latin ones about as much, two at once (docs/benchmarks.md, "Build memory"). A from-scratch
-# build merges a language's segments into
-# one, and the merged bytes do not depend on where the chunks were cut.
+# build merges a language's segments into one, and the merged bytes do not depend on where
+# the chunks were cut.
 CHUNK_ARTICLES = {True: 1000, False: 5000}
 
 Merge = Literal["auto", "all", "none"]
