@@ -28,7 +28,7 @@ import pytest
 from app.bundle import format as fmt
 from app.bundle.install import damaged_objects, install
 from tests.reliability.harness import wait_until
-from tests.server import REPO, Kind, Server
+from tests.server import REPO, Kind, Response, Server
 
 pytestmark = pytest.mark.e2e
 
@@ -193,9 +193,18 @@ def test_damage_detected_not_crashed_on_then_healed(
 
             # Repair, from the origin.
             repaired_at = _repair(repair, origin, served, srv)
-            assert wait_until(
-                lambda: all(ready(srv)[0] == 200 for _ in range(6)), HEAL_WITHIN, interval=0.1
-            ), ready(srv)
+
+            # Healed means every worker: six 200s from /ready can all come from one worker
+            # while the other is up to a check interval behind, so the good bytes must come
+            # back on every path too (each path asked twice, so both workers are likely hit).
+            def as_before() -> bool:
+                return all(ready(srv)[0] == 200 for _ in range(6)) and all(
+                    _status_body(srv.get(path)) == _status_body(reply)
+                    for path, reply in good.items()
+                    for _ in range(2)
+                )
+
+            assert wait_until(as_before, HEAL_WITHIN, interval=0.1), ready(srv)
             healed = time.monotonic() - repaired_at
             assert not damaged_objects(served)
             assert wait_until(lambda: damaged_gauge(srv) == 0, 5)
@@ -225,6 +234,10 @@ def test_damage_detected_not_crashed_on_then_healed(
             f"repair, {deaths} SIGBUS line(s) logged"
         )
     assert log.count("damaged object(s)") >= 1
+
+
+def _status_body(reply: Response) -> tuple[int, bytes]:
+    return reply.status, reply.body
 
 
 def _replaced(pids: list[int], victim: int) -> bool:
