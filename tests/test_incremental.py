@@ -342,6 +342,33 @@ def test_merge_keeps_answers_and_shrinks_segments(tmp_path: Path) -> None:
     assert responses(out, urls, tmp_path) == unmerged
 
 
+@pytest.mark.parametrize("language", ["ja", "en"])
+def test_merge_batches_do_not_change_the_merged_segment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, language: str
+) -> None:
+    """A merge regroups postings a batch of terms at a time (app/build/merge.py); the batch
+    budget bounds its memory and must not change a byte: with a budget of one byte every term
+    is a batch of its own."""
+    from app.build import merge
+
+    rng = random.Random(29)
+    days = [[make_article(rng, language, f"d{day}-{i}") for i in range(8)] for day in range(3)]
+    outs = {}
+    for budget in (merge.BATCH_BYTES, 1):
+        monkeypatch.setattr(merge, "BATCH_BYTES", budget)
+        src, out = tmp_path / f"src-{budget}", tmp_path / f"out-{budget}"
+        for day, articles in enumerate(days):
+            write_jsonl(src / f"d{day}.jsonl", articles)
+            builder.build(src, out, jobs=1, merge="none")
+        report = builder.build_report(src, out, jobs=1, merge="all")
+        assert report.merged == 1
+        manifest = orjson.loads((out / fmt.MANIFEST).read_bytes())
+        outs[budget] = manifest["languages"][language]["segments"]
+    big, small = outs[merge.BATCH_BYTES], outs[1]
+    assert [segment["docs"] for segment in big] == [24]
+    assert big == small  # the same objects: the same bytes
+
+
 def test_an_index_of_another_format_is_rebuilt_not_mixed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

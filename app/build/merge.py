@@ -24,8 +24,13 @@ from app.compression import IDENTITY
 from app.search import layout
 from app.search.indexer import index_frame, ragged_arange, sorted_unique
 
-# Postings per merge batch: about 40 bytes each in flight, plus their positions.
-BATCH_POSTINGS = 4_000_000
+# Bytes in flight per merge batch, estimated from what a batch holds at once: about 40 bytes
+# a posting (key, order, scores) and 50 a position (the gather's int64 indexes, before and
+# after the reorder). Counting postings alone (4 million a batch) let one 65,000-article
+# Japanese merge peak at 1,106 MB; this budget: 568 MB, in the same time, the same bytes
+# (bench/merge_memory.py; docs/benchmarks.md, "Build throughput against its floor").
+BATCH_BYTES = 40_000_000
+_POSTING_BYTES, _POSITION_BYTES = 40, 50
 # Documents per batch when streaming article bytes.
 _DOC_BATCH = 4096
 
@@ -65,11 +70,12 @@ def _merge_family(
         return df, occurrences
     estimate = np.zeros(n_terms, dtype=np.int64)
     for p in inputs:
-        estimate += np.bincount(p.term_map, weights=np.diff(p.ptr), minlength=n_terms).astype(
-            np.int64
-        )
+        cost = np.diff(p.ptr).astype(np.int64) * _POSTING_BYTES
+        if p.base is not None:
+            cost += np.diff(p.base[: p.term_map.size + 1]).astype(np.int64) * _POSITION_BYTES
+        estimate += np.bincount(p.term_map, weights=cost, minlength=n_terms).astype(np.int64)
     cum = np.cumsum(estimate)
-    cuts = np.searchsorted(cum, np.arange(BATCH_POSTINGS, int(cum[-1]), BATCH_POSTINGS))
+    cuts = np.searchsorted(cum, np.arange(BATCH_BYTES, int(cum[-1]), BATCH_BYTES))
     bounds = [0, *sorted(set((cuts + 1).tolist()) - {0, n_terms}), n_terms]
     for u0, u1 in itertools.pairwise(bounds):
         keys, vals, npos, pos = [], [], [], []
