@@ -346,10 +346,10 @@ def test_merge_keeps_answers_and_shrinks_segments(tmp_path: Path) -> None:
 def test_merge_batches_do_not_change_the_merged_segment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, language: str
 ) -> None:
-    """A merge regroups postings a batch of terms at a time (app/build/merge.py); the batch
+    """A merge regroups postings a batch of terms at a time (app/search/index_merge.py); the batch
     budget bounds its memory and must not change a byte: with a budget of one byte every term
     is a batch of its own."""
-    from app.build import merge
+    from app.search import index_merge as merge
 
     rng = random.Random(29)
     days = [[make_article(rng, language, f"d{day}-{i}") for i in range(8)] for day in range(3)]

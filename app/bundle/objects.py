@@ -76,6 +76,13 @@ class ObjectWriter:
             os.rename(self._tmp, final)
         return name, ObjectEntry(self.size, self._crc)
 
+    def commit_into(
+        self, files: dict[str, str], entries: dict[str, ObjectEntry], component: str
+    ) -> None:
+        """commit(), recording the object as `component` of `files` and its entry."""
+        obj, entry = self.commit()
+        files[component], entries[obj] = obj, entry
+
     def abort(self) -> None:
         self._fh.close()
         with contextlib.suppress(FileNotFoundError):
