@@ -18,6 +18,7 @@ import numpy as np
 import orjson
 
 from app.bundle import format as fmt
+from app.bundle.manifest import Segment
 from app.bundle.objects import ObjectEntry, ObjectStore, ObjectWriter
 from app.bundle.segment import SEPARATORS, SegmentReader
 from app.compression import IDENTITY
@@ -141,10 +142,10 @@ def _put(
 def merge_segments(
     store: ObjectStore,
     language: str,
-    inputs: Sequence[tuple[dict[str, Any], np.ndarray]],
-) -> tuple[dict[str, Any], dict[str, ObjectEntry]]:
-    """Merge (segment descriptor, sorted deleted local documents) pairs into one segment;
-    returns its descriptor and its objects' entries."""
+    inputs: Sequence[tuple[Segment, np.ndarray]],
+) -> tuple[Segment, dict[str, ObjectEntry]]:
+    """Merge (segment, sorted deleted local documents) pairs into one segment; returns it
+    and its objects' entries."""
     readers = [SegmentReader(store, desc) for desc, _ in inputs]
     # -- the merged document order: live documents in list order -----------------------
     rows: list[tuple[int, bytes, int, int]] = []  # (-published, id, input, local)
@@ -242,7 +243,7 @@ def merge_segments(
     files[fmt.SEG_CORRECTIONS], entries[obj] = obj, entry
 
     _merge_index(store, language, readers, remaps, n, files, entries)
-    return {"docs": n, "files": files}, entries
+    return Segment(n, files), entries
 
 
 def _merge_index(

@@ -190,7 +190,7 @@ class Bundle:
                 continue
             try:
                 languages[language] = LanguageData(
-                    language, manifest.languages[language].to_json(), mapped_views
+                    language, manifest.languages[language], mapped_views
                 )
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise BundleError(f"{path}: language {language}: {exc!r}") from None
