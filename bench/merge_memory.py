@@ -25,6 +25,7 @@ import orjson
 
 from app.build import builder, shards
 from app.build.merge import merge_segments
+from app.bundle.manifest import segment_entry
 from app.bundle.objects import ObjectStore
 from app.public_urls import PublicUrls
 
@@ -47,20 +48,21 @@ def compile_unit(src: Path, work: Path, language: str) -> None:
             for start, end in unit.chunks
         ]
         descs = [future.result()[0] for future in futures]
-    (work / f"{language}.chunks.json").write_bytes(orjson.dumps(descs))
+    (work / f"{language}.chunks.json").write_bytes(orjson.dumps([d.to_json() for d in descs]))
     print(f"{language}: {unit.docs} articles in {len(descs)} chunks compiled into {work}")
 
 
 def merge_unit(work: Path, language: str) -> None:
-    descs = orjson.loads((work / f"{language}.chunks.json").read_bytes())
+    raw = orjson.loads((work / f"{language}.chunks.json").read_bytes())
+    descs = [segment_entry(d, f"chunk {n}: ") for n, d in enumerate(raw)]
     inputs = [(desc, np.zeros(0, dtype=np.int64)) for desc in descs]
     start = time.perf_counter()
     desc, _ = merge_segments(ObjectStore(work), language, inputs)
     seconds = time.perf_counter() - start
-    digest = hashlib.sha256(orjson.dumps(desc, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    digest = hashlib.sha256(orjson.dumps(desc.to_json(), option=orjson.OPT_SORT_KEYS)).hexdigest()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
-        f"{language}: merged {len(descs)} segments, {desc['docs']} articles, "
+        f"{language}: merged {len(descs)} segments, {desc.docs} articles, "
         f"in {seconds:.1f} s, peak RSS {peak_mb:.0f} MB, "
         f"segment {digest[:16]}"
     )

@@ -13,12 +13,14 @@ import random
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.build import builder, cli, policy, shards
 from app.build.records import SourceError
+from app.bundle import format as fmt
 from app.search import pair_words
 from tests.helpers import good, tree_digest, write_jsonl
 from tests.test_incremental import WORDS, make_article, write_tree
@@ -255,6 +257,18 @@ def test_a_missing_or_foreign_shard_output_fails_the_merge(
     shards.run_shard(src, other, 2, 3, jobs=1)
     shutil.copytree(shards.shard_dir(other, 2), shards.shard_dir(work, 2))
     with pytest.raises(shards.ShardError, match=r"shard 2 of 3 of plan \w+, not shard 2 of 3"):
+        shards.merge_shards(work, 3, out, jobs=1)
+    # A segment of a shard's output is checked as a reader checks one: a missing component
+    # is refused, naming its unit.
+    shards.run_shard(src, work, 2, 3, jobs=1)
+    output = shards.shard_dir(work, 2) / shards.SHARD_JSON
+    descriptor = orjson.loads(output.read_bytes())
+    key = next(iter(descriptor["segments"]))
+    del descriptor["segments"][key]["files"][fmt.ARTICLES_BIN]
+    output.write_bytes(orjson.dumps(descriptor))
+    with pytest.raises(
+        shards.ShardError, match=rf"is damaged \(segment {key}: field 'files' has no component"
+    ):
         shards.merge_shards(work, 3, out, jobs=1)
     # A damaged object is caught as it is copied.
     shards.run_shard(src, work, 2, 3, jobs=1)

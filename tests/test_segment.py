@@ -17,6 +17,7 @@ import pytest
 from app import surrogate_keys
 from app.bundle import format as fmt
 from app.bundle.errors import BundleError
+from app.bundle.manifest import Segment, segment_entry
 from app.bundle.objects import ObjectStore, map_file
 from app.bundle.reader import Bundle
 from app.bundle.segment import SegmentReader, http_dates
@@ -28,10 +29,9 @@ def _micros(stamp: str) -> int:
     return int(moment.timestamp()) * 1_000_000 + moment.microsecond
 
 
-def _segments(out: Path, language: str) -> list[dict[str, Any]]:
+def _segments(out: Path, language: str) -> list[Segment]:
     manifest = orjson.loads((out / fmt.MANIFEST).read_bytes())
-    segments: list[dict[str, Any]] = manifest["languages"][language]["segments"]
-    return segments
+    return [segment_entry(d) for d in manifest["languages"][language]["segments"]]
 
 
 def test_accessors_say_what_the_source_records_say(
@@ -77,8 +77,8 @@ def test_records_that_do_not_match_their_offsets_are_refused(bundle: tuple[Path,
     out = bundle[0]
     store = ObjectStore(out)
     desc = _segments(out, "en")[0]
-    views = {obj: map_file(store.path(obj)) for obj in desc["files"].values()}
-    offsets = desc["files"][fmt.ARTICLES_OFF]
+    views = {obj: map_file(store.path(obj)) for obj in desc.files.values()}
+    offsets = desc.files[fmt.ARTICLES_OFF]
     views[offsets] = views[offsets][:-8]  # one uint64 offset short
     with pytest.raises(BundleError, match="offsets do not match the data"):
         SegmentReader(views, desc, "language en segment 0")

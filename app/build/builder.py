@@ -44,7 +44,7 @@ from app.bundle import versions
 from app.bundle.commit import check_replaceable, commit, output_lock
 from app.bundle.errors import BundleError
 from app.bundle.id_index import SortedIds
-from app.bundle.manifest import Manifest, ManifestError
+from app.bundle.manifest import Language, Manifest, ManifestError, Segment
 from app.bundle.objects import ObjectEntry, ObjectStore, write_atomically
 from app.bundle.reader import check_objects
 from app.languages import LANGUAGES
@@ -144,7 +144,7 @@ def _compile_job(
     articles: list[NewArticle | stories.KeptArticle],
     urls: PublicUrls,
     pair_list: tuple[str, ...],
-) -> tuple[dict, dict]:
+) -> tuple[Segment, dict[str, ObjectEntry]]:
     store = ObjectStore(Path(out))
     records = _read(articles)
     files = compile_segment(language, records, [a.hash for a in articles], urls, pair_list)
@@ -154,7 +154,7 @@ def _compile_job(
         obj, entry = store.put(files[name])
         desc_files[name] = obj
         entries[obj] = entry
-    return {"docs": len(records), "files": desc_files}, entries
+    return Segment(len(records), desc_files), entries
 
 
 def _search_meta(store: ObjectStore, files: Mapping[str, str]) -> layout.SearchMeta:
@@ -162,21 +162,21 @@ def _search_meta(store: ObjectStore, files: Mapping[str, str]) -> layout.SearchM
     return layout.SearchMeta.parse(store.path(files[layout.META]).read_bytes())
 
 
-def _pair_words_of(store: ObjectStore, desc: dict[str, Any]) -> tuple[str, ...]:
+def _pair_words_of(store: ObjectStore, segment: Segment) -> tuple[str, ...]:
     """The pair words a segment's search index numbers."""
-    return _search_meta(store, desc["files"]).pair_words
+    return _search_meta(store, segment.files).pair_words
 
 
 def _pair_list(
     store: ObjectStore,
-    built_on: dict[str, Any] | None,
+    built_on: Manifest | None,
     language: str,
     new: Sequence[NewArticle | stories.KeptArticle],
     run: Any,
 ) -> Any:
     """A future of the language's pair words: those of its segments in the bundle built on
     (every segment of a language has the same), else chosen from a sample of `new`."""
-    segments = [] if built_on is None else built_on["languages"][language]["segments"]
+    segments = () if built_on is None else built_on.languages[language].segments
     if segments:
         return _Done(_pair_words_of(store, segments[0]))
     if language not in pair_words.PAIR_LANGUAGES or not new:
@@ -186,8 +186,8 @@ def _pair_list(
 
 
 def _merge_job(
-    out: str, language: str, inputs: list[tuple[dict[str, Any], np.ndarray]]
-) -> tuple[dict, dict]:
+    out: str, language: str, inputs: list[tuple[Segment, np.ndarray]]
+) -> tuple[Segment, dict[str, ObjectEntry]]:
     return merge_segments(ObjectStore(Path(out)), language, inputs)
 
 
@@ -232,10 +232,9 @@ def _load_previous(store: ObjectStore, manifest: Manifest, out: Path) -> Previou
     retracted: dict[bytes, retractions.RetractedArticle] = {}
     for li, language in enumerate(LANGUAGES):
         entry = manifest.languages[language]
-        meta = entry.to_json()  # the build steps read a language entry in its JSON form
-        retracted.update((r.hash, r) for r in retractions.load(store, meta, language))
+        retracted.update((r.hash, r) for r in retractions.load(store, entry, language))
         order = np.frombuffer(store.path(entry.files[fmt.ORDER]).read_bytes(), dtype="<u4")
-        lines = [SegmentReader(store, desc).raw(fmt.LINES) for desc in meta["segments"]]
+        lines = [SegmentReader(store, desc).raw(fmt.LINES) for desc in entry.segments]
         all_lines = np.frombuffer(b"".join(lines), dtype=_HASH)
         live = all_lines[order]
         hashes.append(live)
@@ -248,7 +247,7 @@ def _load_previous(store: ObjectStore, manifest: Manifest, out: Path) -> Previou
                 for name in (fmt.IDS_BIN, fmt.IDS_OFF, fmt.IDS_GID)
             )
         )
-        story_index[language] = stories.load_story_index(store, meta)
+        story_index[language] = stories.load_story_index(store, entry)
     key = np.concatenate(keys)
     by_key = np.argsort(key, kind="stable")
     files: dict[str, dict[str, Any]] = {}
@@ -328,8 +327,6 @@ def build_report(
                 # The served bundle is damaged (a missing or truncated object): start over.
                 log.warning("cannot build on %s (%s); building from scratch", out, exc)
                 manifest = None
-        # The build steps read the entries they build on in the manifest's JSON form.
-        served = None if manifest is None else manifest.to_json()
         if manifest is None:
             # From scratch: the sharded build (app/build/shards.py) run in this process, the
             # plan kept in memory and every unit built straight into `out`.
@@ -342,7 +339,7 @@ def build_report(
                 built = shards.build_units(executor, out, plan, plan.units())
                 return finish_full(store, out, plan, built, existing, executor, publish_time)
         result = scan(src, previous)  # SourceError: nothing was written
-        story_plan = stories.plan(result, previous, store, served)  # SourceError too
+        story_plan = stories.plan(result, previous, store, manifest)  # SourceError too
         store.create()
         store.remove_temporaries()
         report = BuildReport("", incremental=True)
@@ -353,7 +350,7 @@ def build_report(
                 executor,
                 store,
                 out,
-                served,
+                manifest,
                 result,
                 story_plan,
                 urls,
@@ -383,7 +380,7 @@ def finish_full(
     entries = dict(existing.objects) if existing is not None else {}
     entries.update(built.entries)
     units = plan.units()
-    segments: dict[str, list[dict[str, Any]]] = {}
+    segments: dict[str, list[Segment]] = {}
     deleted: dict[str, list[np.ndarray]] = {}
     for language in LANGUAGES:
         new = result.new.get(language, NewArticles())
@@ -419,7 +416,7 @@ def _commit_build(
     store: ObjectStore,
     existing: Manifest | None,
     result: Any,
-    languages: dict[str, dict[str, Any]],
+    languages: dict[str, Language],
     entries: dict[str, ObjectEntry],
     urls: PublicUrls,
     report: BuildReport,
@@ -428,12 +425,7 @@ def _commit_build(
     site, written = build_site(store, languages, urls, fmt.SITEMAP_PAGE_URLS)
     entries.update(written)
     new = Manifest.assemble(
-        {
-            language: manifests.language_entry(language, languages[language])
-            for language in LANGUAGES
-        },
-        manifests.site_entry(site),
-        entries,
+        {language: languages[language] for language in LANGUAGES}, site, entries
     )
     report.bundle_id = new.bundle_id
     for language, names in report.changed_categories.items():
@@ -445,6 +437,9 @@ def _commit_build(
         obj, _ = store.put(result.lines[entry["path"]].tobytes())
         line_objects[entry["path"]] = obj
     data = manifests.serialise(new)
+    # Refused here (ManifestError) if a reader would refuse it: a component missing or
+    # unknown, an object without an entry.
+    manifests.parse(data, "the manifest built")
     verified = store.verified()
 
     def after_switch() -> None:
@@ -482,7 +477,7 @@ def _plan_languages(
     executor: _Workers,
     store: ObjectStore,
     out: Path,
-    built_on: dict[str, Any] | None,
+    built_on: Manifest | None,
     result: Any,
     story_plan: stories.StoryPlan,
     urls: PublicUrls,
@@ -492,9 +487,9 @@ def _plan_languages(
     *,
     existing: Manifest | None = None,
     publish_time: int | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Language]:
     """New segments, merges and generations of every language of an incremental build,
-    built on `built_on` (the JSON form of the manifest built on); fills `entries` with the
+    built on `built_on` (the manifest served); fills `entries` with the
     manifest entries of the objects they write. A from-scratch build: finish_full."""
 
     def run(fn: Any, *args: Any, work: int) -> Any:
@@ -541,14 +536,14 @@ def _plan_languages(
             )
     del pending_new
     # 2. Old segments with their deleted documents: every gid not kept is deleted.
-    segments: dict[str, list[dict[str, Any]]] = {}
+    segments: dict[str, list[Segment]] = {}
     deleted: dict[str, list[np.ndarray]] = {}
     for language in LANGUAGES:
         segments[language], deleted[language] = [], []
         if built_on is None:
             continue
-        meta = built_on["languages"][language]
-        order = np.frombuffer(store.path(meta["files"][fmt.ORDER]).read_bytes(), dtype="<u4")
+        meta = built_on.languages[language]
+        order = np.frombuffer(store.path(meta.files[fmt.ORDER]).read_bytes(), dtype="<u4")
         live = result.kept[language]
         kept = set(np.flatnonzero(live).tolist())
         replaced = result.replaced.get(language, set())
@@ -557,10 +552,10 @@ def _plan_languages(
         retracted = served - kept - replaced
         report.retracted += len(retracted)
         base = 0
-        for desc in meta["segments"]:
+        for desc in meta.segments:
             segments[language].append(desc)
-            deleted[language].append(np.flatnonzero(~live[base : base + desc["docs"]]))
-            base += desc["docs"]
+            deleted[language].append(np.flatnonzero(~live[base : base + desc.docs]))
+            base += desc.docs
         if served != kept:
             report.changed_languages.append(language)
         report.changed_articles[language] += [i for i in _ids_of(store, meta, retracted)]
@@ -578,7 +573,7 @@ def _plan_languages(
     # 3. Merges, as the policy says (a from-scratch build merges each language into one).
     plans = {
         language: policy.plan(
-            [d["docs"] for d in segments[language]],
+            [d.docs for d in segments[language]],
             [int(x.size) for x in deleted[language]],
             merge,
         )
@@ -593,7 +588,7 @@ def _plan_languages(
                     str(out),
                     language,
                     [(segments[language][i], deleted[language][i]) for i in group],
-                    work=sum(segments[language][i]["docs"] for i in group) // 4,
+                    work=sum(segments[language][i].docs for i in group) // 4,
                 ),
             )
             for group in plans[language]
@@ -629,7 +624,7 @@ def _plan_languages(
 
 
 def _notices(
-    store: ObjectStore, built_on: dict[str, Any] | None, result: Any, report: BuildReport
+    store: ObjectStore, built_on: Manifest | None, result: Any, report: BuildReport
 ) -> dict[str, list[retractions.RetractedArticle]]:
     """Each language's retraction notices; counts and reports those added, changed or
     withdrawn."""
@@ -641,7 +636,7 @@ def _notices(
         notices[language] = [r for _, _, r, _ in lines]
         now = {r.id: r for r in notices[language]}
         before = (
-            {r.id: r for r in retractions.load(store, built_on["languages"][language], language)}
+            {r.id: r for r in retractions.load(store, built_on.languages[language], language)}
             if built_on is not None
             else {}
         )
@@ -659,10 +654,10 @@ def _notices(
 def _generations(
     executor: _Workers,
     store: ObjectStore,
-    built_on: dict[str, Any] | None,
+    built_on: Manifest | None,
     existing: Manifest | None,
     result: Any,
-    segments: dict[str, list[dict[str, Any]]],
+    segments: dict[str, list[Segment]],
     deleted: dict[str, list[np.ndarray]],
     notices: dict[str, list[retractions.RetractedArticle]],
     urls: PublicUrls,
@@ -671,7 +666,7 @@ def _generations(
     publish_time: int | None,
     *,
     full: bool,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Language]:
     """The generation of every language over its final `segments`, in worker processes;
     fills `entries` with those of the objects they write."""
     # Every segment of a language must number the same pair words (app/search/pair_words.py),
@@ -693,10 +688,10 @@ def _generations(
             segments[language],
             deleted[language],
             urls,
-            None if built_on is None else built_on["languages"][language],
+            None if built_on is None else built_on.languages[language],
             notices[language],
             publish,
-            work=sum(int(desc["docs"]) for desc in segments[language]),
+            work=sum(desc.docs for desc in segments[language]),
         )
         for language in LANGUAGES
     }
@@ -711,10 +706,10 @@ def _generations(
 
 def _publish(
     store: ObjectStore,
-    built_on: dict[str, Any] | None,
+    built_on: Manifest | None,
     existing: Manifest | None,
     result: Any,
-    segments: dict[str, list[dict[str, Any]]],
+    segments: dict[str, list[Segment]],
     notices: dict[str, list[retractions.RetractedArticle]],
     report: BuildReport,
     publish_time: int | None,
@@ -732,8 +727,8 @@ def _publish(
     retention = changes.DAY_US * int(os.environ.get("NEWS_CHANGES_RETENTION_DAYS", "90"))
     if not full and built_on is not None:
         metas = [
-            orjson.loads(store.path(meta["files"][fmt.CHANGES_JSON]).read_bytes())
-            for meta in built_on["languages"].values()
+            orjson.loads(store.path(meta.files[fmt.CHANGES_JSON]).read_bytes())
+            for meta in built_on.languages.values()
         ]
         last = max((p[1] for m in metas for p in m["publishes"][-1:]), default=0)
         at = publish_time if publish_time is not None else int(time.time()) * 1_000_000
@@ -746,7 +741,7 @@ def _publish(
             int(np.frombuffer(SegmentReader(store, desc).raw(fmt.UPDATED), dtype="<i8").max())
             for descs in segments.values()
             for desc in descs
-            if desc["docs"]
+            if desc.docs
         ]
         for notes in notices.values():
             for r in notes:
@@ -782,18 +777,18 @@ def _publish(
 
 
 def _segments_holding(
-    store: ObjectStore, meta: dict[str, Any], gids: set[int]
+    store: ObjectStore, meta: Language, gids: set[int]
 ) -> Iterator[tuple[SegmentReader, list[int]]]:
     """Each segment of a language that holds some of `gids`, with their local numbers."""
     base = 0
-    for desc in meta["segments"]:
-        mine = [g - base for g in gids if base <= g < base + desc["docs"]]
+    for desc in meta.segments:
+        mine = [g - base for g in gids if base <= g < base + desc.docs]
         if mine:
             yield SegmentReader(store, desc), mine
-        base += desc["docs"]
+        base += desc.docs
 
 
-def _categories_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> list[str]:
+def _categories_of(store: ObjectStore, meta: Language, gids: set[int]) -> list[str]:
     out: list[str] = []
     for reader, mine in _segments_holding(store, meta, gids):
         categories = reader.categories()
@@ -801,7 +796,7 @@ def _categories_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> 
     return out
 
 
-def _ids_of(store: ObjectStore, meta: dict[str, Any], gids: set[int]) -> list[str]:
+def _ids_of(store: ObjectStore, meta: Language, gids: set[int]) -> list[str]:
     out: list[str] = []
     for reader, mine in _segments_holding(store, meta, gids):
         ids = reader.ids()

@@ -21,7 +21,6 @@ import bisect
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import orjson
@@ -31,6 +30,7 @@ from app.bundle import changes as log
 from app.bundle import format as fmt
 from app.bundle.errors import BundleError
 from app.bundle.id_index import SortedIds
+from app.bundle.manifest import Language, Segment
 from app.bundle.objects import ObjectStore
 from app.bundle.segment import SegmentReader
 
@@ -86,7 +86,7 @@ def build_files(
     store: ObjectStore,
     language: str,
     publish: Publish,
-    previous: Mapping[str, Any] | None,
+    previous: Language | None,
     served: list[bytes],
     gids: list[int],
     etags: np.ndarray,
@@ -107,7 +107,7 @@ def build_files(
         )
         first = [[n + k, publish.at]] if n + k else []
         return _files(records, [], publish.lineage, n + k, 0, first)
-    files = previous["files"]
+    files = previous.files
     candidates = sorted(set(publish.candidates.get(language, ())), key=_key)
     if not candidates:  # nothing touched: the same log, the same objects
         return [
@@ -140,7 +140,7 @@ def build_files(
         removed_blob[int(a) : int(b)].decode("utf-8", "surrogatepass")
         for a, b in itertools.pairwise(removed_off.tolist())
     ]
-    old_etag = _EtagsByGid(store, previous["segments"])
+    old_etag = _EtagsByGid(store, previous.segments)
     new_notice = {r.id: fmt.content_digest(r.notice()).hex() for r in retracted}
     new_ret_index = {i: n for n, i in enumerate(ret_ids)}
 
@@ -257,10 +257,10 @@ def _key(article_id: str) -> bytes:
 class _EtagsByGid:
     """The ETag of a gid of the generation built on."""
 
-    def __init__(self, store: ObjectStore, segments: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, store: ObjectStore, segments: Sequence[Segment]) -> None:
         self.store = store
         self.segments = segments
-        self.bases = np.cumsum([0] + [int(d["docs"]) for d in segments]).tolist()
+        self.bases = np.cumsum([0] + [d.docs for d in segments]).tolist()
         self.readers: dict[int, SegmentReader] = {}
 
     def __call__(self, gid: int) -> bytes:

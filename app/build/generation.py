@@ -22,6 +22,7 @@ from app.build import changes, retractions
 from app.build.retractions import RetractedArticle
 from app.bundle import format as fmt
 from app.bundle.id_index import build_table
+from app.bundle.manifest import Language, Segment
 from app.bundle.objects import ObjectEntry, ObjectStore
 from app.bundle.segment import SegmentReader
 from app.compression import CODEC_ID, precompress
@@ -32,13 +33,13 @@ from app.syndication import EPOCH, FEED_ENTRIES, FEED_FORMATS, render_feed
 def build_generation(
     store: ObjectStore,
     language: str,
-    segments: list[dict[str, Any]],
+    segments: list[Segment],
     deleted: list[np.ndarray],
     urls: PublicUrls,
-    previous: Mapping[str, Any] | None = None,
+    previous: Language | None = None,
     retracted: list[RetractedArticle] | None = None,
     publish: changes.Publish | None = None,
-) -> tuple[dict[str, Any], dict[str, ObjectEntry]]:
+) -> tuple[Language, dict[str, ObjectEntry]]:
     """The manifest entry of one language and the entries of its new generation objects.
     `previous` is the language's entry in the bundle being updated: its feeds are reused
     where their articles did not change. `retracted`: the language's retracted articles.
@@ -139,17 +140,17 @@ def build_generation(
         obj, entry = store.put(data)
         files[name] = obj
         entries[obj] = entry
-    meta = {
-        "articles": len(rows),
-        "retracted": len(retracted or []),
-        "content_hash": content.hexdigest()[:20],
-        "codec": CODEC_ID,
-        "categories": [[n, s, c] for n, s, c in zip(names, starts, counts, strict=True)],
-        "segments": segments,
-        "deleted": [int(d.size) for d in deleted],
-        "files": files,
-        "feeds": feeds,
-    }
+    meta = Language(
+        articles=len(rows),
+        retracted=len(retracted or []),
+        content_hash=content.hexdigest()[:20],
+        codec=CODEC_ID,
+        categories=tuple(zip(names, starts, counts, strict=True)),
+        segments=tuple(segments),
+        deleted=tuple(int(d.size) for d in deleted),
+        files=files,
+        feeds=feeds,
+    )
     return meta, entries
 
 
@@ -173,7 +174,7 @@ class _Feeds:
         urls: PublicUrls,
         readers: list[SegmentReader],
         etags: np.ndarray,
-        previous: Mapping[str, Any] | None,
+        previous: Language | None,
     ) -> None:
         self.store = store
         self.language = language
@@ -189,9 +190,9 @@ class _Feeds:
         self.previous: dict[str, Any] = {}
         self.previous_objects: Mapping[str, str] = {}
         if previous is not None:
-            raw = store.path(previous["files"][fmt.FEEDS_JSON]).read_bytes()
+            raw = store.path(previous.files[fmt.FEEDS_JSON]).read_bytes()
             self.previous = orjson.loads(raw)["feeds"]
-            self.previous_objects = previous["feeds"]
+            self.previous_objects = previous.feeds
 
     def _article(self, gid: int) -> dict[str, Any]:
         parsed = self.parsed.get(gid)

@@ -8,12 +8,12 @@ app/search/index_merge.py, so memory follows the batches, not the archive.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import orjson
 
 from app.bundle import format as fmt
+from app.bundle.manifest import Segment
 from app.bundle.objects import ObjectEntry, ObjectStore
 from app.bundle.segment import SEPARATORS, SegmentReader
 from app.compression import IDENTITY
@@ -26,10 +26,10 @@ _DOC_BATCH = 4096
 def merge_segments(
     store: ObjectStore,
     language: str,
-    inputs: Sequence[tuple[dict[str, Any], np.ndarray]],
-) -> tuple[dict[str, Any], dict[str, ObjectEntry]]:
-    """Merge (segment descriptor, sorted deleted local documents) pairs into one segment;
-    returns its descriptor and its objects' entries."""
+    inputs: Sequence[tuple[Segment, np.ndarray]],
+) -> tuple[Segment, dict[str, ObjectEntry]]:
+    """Merge (segment, sorted deleted local documents) pairs into one segment; returns it
+    and its objects' entries."""
     readers = [SegmentReader(store, desc) for desc, _ in inputs]
     # -- the merged document order: live documents in list order -----------------------
     rows: list[tuple[int, bytes, int, int]] = []  # (-published, id, input, local)
@@ -129,4 +129,4 @@ def merge_segments(
     index_files, index_entries = merge_index(store, language, readers, remaps, n)
     files.update(index_files)
     entries.update(index_entries)
-    return {"docs": n, "files": files}, entries
+    return Segment(n, files), entries

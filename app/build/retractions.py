@@ -26,6 +26,7 @@ from app import compression
 from app.build.compile import epoch_micros, joined
 from app.build.records import Article
 from app.bundle import format as fmt
+from app.bundle.manifest import Language
 from app.bundle.objects import ObjectStore
 from app.bundle.segment import SegmentReader
 from app.timestamps import format_timestamp
@@ -103,21 +104,19 @@ class RetractedArticle:
         )
 
 
-def load(store: ObjectStore, meta: Mapping[str, Any], language: str) -> list[RetractedArticle]:
+def load(store: ObjectStore, meta: Language, language: str) -> list[RetractedArticle]:
     """A served language's retractions."""
-    raw = orjson.loads(store.path(meta["files"][fmt.RETRACTIONS_JSON]).read_bytes())
+    raw = orjson.loads(store.path(meta.files[fmt.RETRACTIONS_JSON]).read_bytes())
     return [RetractedArticle.from_record(language, r) for r in raw]
 
 
-def _previous_notices(
-    store: ObjectStore, previous: Mapping[str, Any] | None
-) -> dict[str, dict[str, bytes]]:
+def _previous_notices(store: ObjectStore, previous: Language | None) -> dict[str, dict[str, bytes]]:
     """etag -> the notice in every coding, from the bundle being updated: a kept notice is
     not compressed again."""
     if previous is None:
         return {}
-    records = orjson.loads(store.path(previous["files"][fmt.RETRACTIONS_JSON]).read_bytes())
-    blob = store.path(previous["files"][fmt.NOTICES_BIN]).read_bytes()
+    records = orjson.loads(store.path(previous.files[fmt.RETRACTIONS_JSON]).read_bytes())
+    blob = store.path(previous.files[fmt.NOTICES_BIN]).read_bytes()
     return {
         r["notice"]["etag"]: {e: blob[a:b] for e, (a, b) in r["notice"]["ranges"].items()}
         for r in records
@@ -130,7 +129,7 @@ def build_files(
     retractions: list[RetractedArticle],
     readers: list[SegmentReader],
     live: list[np.ndarray],
-    previous: Mapping[str, Any] | None,
+    previous: Language | None,
 ) -> tuple[list[tuple[str, bytes]], bytes]:
     """The generation files of retractions and the corrections log, and the bytes they serve
     (for the content hash). `live` is each segment's live documents (bool per document)."""

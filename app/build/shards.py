@@ -43,6 +43,7 @@ from app.build.retractions import RetractedArticle
 from app.build.sources import NewArticle, NewArticles, Previous, Scan, scan
 from app.bundle import format as fmt
 from app.bundle.commit import check_replaceable, output_lock
+from app.bundle.manifest import ManifestError, Segment, segment_table
 from app.bundle.objects import ObjectEntry, ObjectStore, write_atomically
 from app.bundle.segment import SegmentReader
 from app.languages import LANGUAGES
@@ -311,7 +312,7 @@ def read_plan(work: Path, src: Path) -> Plan:
 class Built:
     """The segments of some units, and the manifest entries of the objects they wrote."""
 
-    segments: dict[str, dict[str, Any]] = field(default_factory=dict)  # unit key -> descriptor
+    segments: dict[str, Segment] = field(default_factory=dict)  # unit key -> its segment
     entries: dict[str, ObjectEntry] = field(default_factory=dict)
     categories: dict[str, list[str]] = field(default_factory=dict)  # language -> of its articles
     merged: int = 0
@@ -338,7 +339,7 @@ def build_units(executor: builder._Workers, out: Path, plan: Plan, units: list[U
         for unit in units
     }
     store = ObjectStore(out)
-    compiled: dict[str, list[dict[str, Any]]] = {}
+    compiled: dict[str, list[Segment]] = {}
     for unit in units:
         compiled[unit.key] = []
         for future in compiles.pop(unit.key):
@@ -391,7 +392,7 @@ def run_shard(
         "plan": plan.id,
         "shard": index,
         "shards": count,
-        "segments": built.segments,
+        "segments": {key: segment.to_json() for key, segment in built.segments.items()},
         "objects": {name: list(entry) for name, entry in sorted(built.entries.items())},
         "categories": built.categories,
         "merged": built.merged,
@@ -431,18 +432,22 @@ def collect(plan: Plan, work: Path, count: int, store: ObjectStore) -> Built:
                 f"{descriptor.get('shards')} of plan {descriptor.get('plan')}, not shard "
                 f"{index} of {count} of plan {plan.id}: build that shard again"
             )
-        for key in descriptor["segments"]:
+        try:
+            segments = segment_table(descriptor["segments"])
+        except (KeyError, ManifestError) as exc:
+            raise ShardError(f"{directory / SHARD_JSON} is damaged ({exc})") from None
+        for key in segments:
             if key in owner:
                 raise ShardError(f"unit {key} built by shards {owner[key]} and {index}")
             owner[key] = index
-        descriptors.append(descriptor)
+        descriptors.append((descriptor, segments))
     missing = [u.key for u in plan.units() if u.key not in owner]
     if missing:
         raise ShardError(f"units {', '.join(missing[:5])} of plan {plan.id} were built by no shard")
     copied: list[str] = []
     try:
-        for index, descriptor in enumerate(descriptors):
-            built.segments.update(descriptor["segments"])
+        for index, (descriptor, segments) in enumerate(descriptors):
+            built.segments.update(segments)
             for language, names in descriptor["categories"].items():
                 built.categories.setdefault(language, []).extend(names)
             built.merged += descriptor["merged"]

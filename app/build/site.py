@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 import orjson
 
 from app.bundle import format as fmt
+from app.bundle.manifest import Language, Site
 from app.bundle.objects import ObjectEntry, ObjectStore
 from app.bundle.segment import SegmentReader
 from app.compression import CODEC_ID, precompress
@@ -42,14 +43,14 @@ def sitemap_pages(articles: int, page_urls: int) -> int:
 
 def build_site(
     store: ObjectStore,
-    languages: dict[str, dict[str, Any]],
+    languages: Mapping[str, Language],
     urls: PublicUrls,
     page_urls: int,
-) -> tuple[dict[str, Any], dict[str, ObjectEntry]]:
+) -> tuple[Site, dict[str, ObjectEntry]]:
     paths = [
         sitemap_page_path(language, page)
         for language in LANGUAGES
-        for page in range(1, sitemap_pages(languages[language]["articles"], page_urls) + 1)
+        for page in range(1, sitemap_pages(languages[language].articles, page_urls) + 1)
     ]
     paths.append("/sitemaps/news.xml")
     # Candidates: each language's newest NEWS_MAX articles (list order is newest first).
@@ -57,8 +58,8 @@ def build_site(
     readers: dict[str, list[SegmentReader]] = {}
     for li, language in enumerate(LANGUAGES):
         meta = languages[language]
-        readers[language] = [SegmentReader(store, d) for d in meta["segments"]]
-        order = np.frombuffer(store.path(meta["files"][fmt.ORDER]).read_bytes(), dtype="<u4")
+        readers[language] = [SegmentReader(store, d) for d in meta.segments]
+        order = np.frombuffer(store.path(meta.files[fmt.ORDER]).read_bytes(), dtype="<u4")
         bases = np.cumsum([0] + [r.docs for r in readers[language]]).tolist()
         for gid in order[:NEWS_MAX].tolist():
             n = int(np.searchsorted(bases, gid, side="right")) - 1
@@ -90,12 +91,13 @@ def build_site(
             obj, entry = store.put(variants[encoding])
             files[fmt.site_file(name, encoding)] = obj
             entries[obj] = entry
-    site = {
-        "files": files,
-        "codec": CODEC_ID,
-        "sitemap_page_urls": page_urls,
-        "public_urls": urls.manifest(),
+    site = Site(
+        files=files,
+        codec=CODEC_ID,
+        sitemap_page_urls=page_urls,
+        public_urls=urls.manifest(),
         # Newest first: each entry's published_at (µs) and the end of its line in news.xml.
-        "news": {"published": published, "ends": ends},
-    }
+        news_published=tuple(published),
+        news_ends=tuple(ends),
+    )
     return site, entries

@@ -21,6 +21,7 @@ from app.build.records import Article, SourceError, from_wire
 from app.build.sources import Previous, Scan
 from app.bundle import format as fmt
 from app.bundle.id_index import SortedIds
+from app.bundle.manifest import Language, Manifest
 from app.bundle.objects import ObjectStore
 from app.bundle.segment import SegmentReader
 from app.languages import LANGUAGES
@@ -60,8 +61,8 @@ class StoryPlan:
 class _Served:
     """One language of the served bundle, read on demand: gid -> segment document."""
 
-    def __init__(self, store: ObjectStore, meta: dict[str, Any]) -> None:
-        self.readers = [SegmentReader(store, d) for d in meta["segments"]]
+    def __init__(self, store: ObjectStore, meta: Language) -> None:
+        self.readers = [SegmentReader(store, d) for d in meta.segments]
         self.bases = np.cumsum([0] + [r.docs for r in self.readers]).tolist()
 
     def locate(self, gid: int) -> tuple[SegmentReader, int]:
@@ -76,7 +77,7 @@ def _translations(members: dict[str, str], language: str) -> Translations:
 
 
 def plan(
-    result: Scan, previous: Previous, store: ObjectStore, manifest: dict[str, Any] | None
+    result: Scan, previous: Previous, store: ObjectStore, manifest: Manifest | None
 ) -> StoryPlan:
     """Check story ids (one article per story and language) and decide every translation;
     marks re-compiled served articles as replaced in `result`. Raises SourceError."""
@@ -101,7 +102,7 @@ def plan(
                 )
             affected.add(story)
     served = {
-        language: _Served(store, manifest["languages"][language])
+        language: _Served(store, manifest.languages[language])
         for language in LANGUAGES
         if manifest is not None
     }
@@ -179,11 +180,11 @@ def _id_of(served: _Served, gid: int) -> str:
     return reader.id_at(local).decode()
 
 
-def load_story_index(store: ObjectStore, meta: dict[str, Any]) -> SortedIds:
+def load_story_index(store: ObjectStore, meta: Language) -> SortedIds:
     """A served language's story index (story id -> gid)."""
     return SortedIds(
         *(
-            store.path(meta["files"][name]).read_bytes()
+            store.path(meta.files[name]).read_bytes()
             for name in (fmt.STORY_IDS_BIN, fmt.STORY_IDS_OFF, fmt.STORY_IDS_GID)
         )
     )

@@ -14,7 +14,7 @@ import itertools
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import orjson
@@ -23,6 +23,7 @@ from app.bundle import format as fmt
 from app.bundle.changes import ChangeLog
 from app.bundle.errors import BundleError
 from app.bundle.id_index import IdIndex
+from app.bundle.manifest import Language
 from app.bundle.segment import SEPARATORS, Heads, Run, SegmentReader
 from app.compression import IDENTITY
 from app.search import searcher as search
@@ -96,22 +97,22 @@ class LanguageData:
     def __init__(
         self,
         language: str,
-        meta: Mapping[str, Any],
+        meta: Language,
         views: Mapping[str, memoryview],
     ) -> None:
         self.language = language
-        self.count: int = meta["articles"]
-        self.content_hash: str = meta["content_hash"]
-        self.codec: str = meta["codec"]  # app.compression.CODEC_ID of the builder
+        self.count = meta.articles
+        self.content_hash = meta.content_hash
+        self.codec = meta.codec  # app.compression.CODEC_ID of the builder
         where = f"language {language}"
-        gen = {name: views[obj] for name, obj in meta["files"].items()}
+        gen = {name: views[obj] for name, obj in meta.files.items()}
         self.segments: list[SegmentReader] = []
         self.bases: list[int] = []
         searchers: list[search.Searcher] = []
         base = 0
-        for n, desc in enumerate(meta["segments"]):
+        for n, desc in enumerate(meta.segments):
             segment = SegmentReader(views, desc, f"{where} segment {n}")
-            segment.heads = _heads(language, segment, desc["files"])
+            segment.heads = _heads(language, segment, desc.files)
             self.segments.append(segment)
             self.bases.append(base)
             try:
@@ -166,11 +167,11 @@ class LanguageData:
             self.categories_encoded[encoding] = gen[name].tobytes()
         self._category_pos = gen[fmt.CATEGORY_POS].cast(fmt.POSITION_TYPECODE)
         self._categories: dict[str, CategoryRange] = {
-            name: CategoryRange(start, count) for name, start, count in meta["categories"]
+            name: CategoryRange(start, count) for name, start, count in meta.categories
         }
         if sum(r.count for r in self._categories.values()) != len(self._category_pos):
             raise BundleError(f"{where}/{fmt.CATEGORY_POS}: size does not match")
-        self._category_names = [name for name, _, _ in meta["categories"]]
+        self._category_names = [name for name, _, _ in meta.categories]
         self._category_number = {name: i for i, name in enumerate(self._category_names)}
         self._published_at = gen[fmt.PUBLISHED_POS].cast("q")
         self._published = np.frombuffer(self._published_at, dtype="<i8")
@@ -189,10 +190,10 @@ class LanguageData:
         feeds = orjson.loads(gen[fmt.FEEDS_JSON])
         self.feeds_updated: str = feeds["updated"]
         self._feeds: dict[str, dict[str, tuple[dict[str, memoryview], str]]] = {}
-        if set(meta["feeds"]) != set(feeds["feeds"]):
+        if set(meta.feeds) != set(feeds["feeds"]):
             raise BundleError(f"{where}/{fmt.FEEDS_JSON}: does not match the feed objects")
         for name, index in feeds["feeds"].items():
-            blob = views[meta["feeds"][name]]
+            blob = views[meta.feeds[name]]
             compiled = {}
             for kind in FEED_FORMATS:
                 variants = {}
@@ -224,7 +225,7 @@ class LanguageData:
         )
         # What a change feed answer depends on beyond the request: the log's objects (their
         # names are digests of their bytes) and what is served.
-        files = meta["files"]
+        files = meta.files
         self.changes_key = f"{files[fmt.CHANGES_LOG][:16]}{files[fmt.CHANGES_JSON][:16]}"
 
     # -- lookups -----------------------------------------------------------------------

@@ -191,23 +191,34 @@ def read(path: Path) -> Manifest:
 
 
 def language_entry(code: str, raw: Mapping[str, Any]) -> Language:
-    """A language's entry as the builder's generation step wrote it, checked as a reader
-    checks it."""
+    """A language's entry in its JSON form (`Language.to_json`), checked as a reader checks
+    it."""
     return _language(_fields(raw, _LANGUAGE_FIELDS, f"language {code}: "), f"language {code}: ")
 
 
 def site_entry(raw: Mapping[str, Any]) -> Site:
-    """The site entry as the builder wrote it, checked as a reader checks it."""
+    """The site entry in its JSON form (`Site.to_json`), checked as a reader checks it."""
     return _site(_fields(raw, _SITE_FIELDS, "site: "), "site: ")
 
 
 def segment_entry(raw: Mapping[str, Any], context: str = "") -> Segment:
-    """A segment descriptor as a compile or a merge wrote it, checked as a reader checks it."""
+    """A segment descriptor in its JSON form (`Segment.to_json`), checked as a reader checks
+    it."""
     fields = _fields(raw, ("docs", "files"), context)
     return Segment(
         _count(fields["docs"], context, "docs"),
         _components(fields["files"], fmt.SEGMENT_FILES, context),
     )
+
+
+def segment_table(raw: Any, context: str = "") -> dict[str, Segment]:
+    """Segment descriptors by key in their JSON form, as a file outside the bundle holds
+    them (a shard's segments by unit: app.build.shards), each checked as a reader checks
+    it; the error names the key."""
+    return {
+        key: segment_entry(_mapping(desc, context, key), f"{context}segment {key}: ")
+        for key, desc in _mapping(raw, context, "segments").items()
+    }
 
 
 # -- validation: each check names the field it refuses -------------------------------------

@@ -190,7 +190,7 @@ class Bundle:
                 continue
             try:
                 languages[language] = LanguageData(
-                    language, manifest.languages[language].to_json(), mapped_views
+                    language, manifest.languages[language], mapped_views
                 )
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise BundleError(f"{path}: language {language}: {exc!r}") from None
@@ -198,7 +198,7 @@ class Bundle:
             site = _unavailable(SITE, owners[SITE], damage, None)
         else:
             try:
-                site = SiteData.from_manifest(manifest.site.to_json(), mapped_views)
+                site = SiteData.from_manifest(manifest.site, mapped_views)
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise BundleError(f"{path}: site: {exc!r}") from None
         return cls(path, manifest.bundle_id, languages, identity, views, site, owners, damage)

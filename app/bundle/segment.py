@@ -20,6 +20,7 @@ import orjson
 
 from app.bundle import format as fmt
 from app.bundle.errors import BundleError
+from app.bundle.manifest import Segment
 from app.bundle.objects import ObjectStore, map_file
 from app.compression import IDENTITY, separators
 from app.search import layout
@@ -36,7 +37,7 @@ class SegmentReader:
     """A segment's components: its records (Article, ArticleSummary and sitemap <url>, in
     every encoding), checked against their offsets when mapped, and its per-document arrays.
 
-    `objects` is where the descriptor's objects come from: the views a loaded bundle mapped
+    `objects` is where the segment's objects come from: the views a loaded bundle mapped
     (object name -> view), or the builder's store, whose files are mapped here."""
 
     __slots__ = (
@@ -54,14 +55,14 @@ class SegmentReader:
     def __init__(
         self,
         objects: ObjectStore | Mapping[str, memoryview],
-        descriptor: Mapping[str, Any],
+        segment: Segment,
         where: str = "segment",
     ) -> None:
-        self.docs = docs = int(descriptor["docs"])
+        self.docs = docs = segment.docs
         if isinstance(objects, ObjectStore):
-            files = {name: map_file(objects.path(obj)) for name, obj in descriptor["files"].items()}
+            files = {name: map_file(objects.path(obj)) for name, obj in segment.files.items()}
         else:
-            files = {name: objects[obj] for name, obj in descriptor["files"].items()}
+            files = {name: objects[obj] for name, obj in segment.files.items()}
         self._files = files
         self.articles = files[fmt.ARTICLES_BIN]
         self.articles_off = files[fmt.ARTICLES_OFF].cast(fmt.OFFSET_TYPECODE)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from app.bundle import format as fmt
+from app.bundle.manifest import Site
 from app.compression import IDENTITY
 from app.syndication import NEWS_TAIL
 
@@ -38,9 +38,9 @@ class SiteData:
         return int(np.searchsorted(-descending, -since_micros, side="right"))
 
     @classmethod
-    def from_manifest(cls, site: Mapping[str, Any], views: Mapping[str, memoryview]) -> SiteData:
-        files = site["files"]
-        page = int(site["sitemap_page_urls"])
+    def from_manifest(cls, site: Site, views: Mapping[str, memoryview]) -> SiteData:
+        files = site.files
+        page = site.sitemap_page_urls
         if page < 1:
             raise ValueError("sitemap_page_urls must be at least 1")
 
@@ -49,8 +49,8 @@ class SiteData:
             return variants, _quoted(variants[IDENTITY])
 
         news = document(fmt.NEWS_SITEMAP)
-        published = np.asarray(site["news"]["published"], dtype=np.int64)
-        ends = [int(e) for e in site["news"]["ends"]]
+        published = np.asarray(site.news_published, dtype=np.int64)
+        ends = list(site.news_ends)
         size = len(news[0][IDENTITY])
         head = bytes(news[0][IDENTITY]).find(b"<url>") if ends else size - len(NEWS_TAIL)
         if (
@@ -63,9 +63,9 @@ class SiteData:
         return cls(
             document(fmt.SITEMAP_INDEX),
             news,
-            str(site["codec"]),
+            site.codec,
             page,
-            dict(site["public_urls"]),
+            dict(site.public_urls),
             published,
             ends,
             head,
