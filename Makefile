@@ -56,7 +56,7 @@ serve-deps: $(BIN)/.runtime $(SWAGGER_UI)
 
 # Rebuilt when the sample or the builder changes; the builder swaps it in atomically.
 $(BUNDLE_DIR)/manifest.json: $(BIN)/.runtime $(wildcard $(SAMPLE_SRC)/*.jsonl) \
-		$(wildcard app/build/*.py app/bundle/*.py app/search/*.py) app/compression.py
+		$(wildcard app/builder/*.py app/bundle/*.py app/search/*.py) app/compression.py
 	PYTHONPATH=$(CURDIR) $(BIN)/python scripts/build_bundles.py --src $(SAMPLE_SRC) --out $(BUNDLE_DIR)
 
 bundles: $(BUNDLE_DIR)/manifest.json

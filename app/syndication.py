@@ -1,7 +1,7 @@
 """Feeds (Atom 1.0, RSS 2.0, JSON Feed 1.1) and sitemaps, rendered from Article JSON.
 
-The builder renders every document (app/build/generation.py, app/build/site.py) and
-per-article sitemap fragments (app/build/compile.py); the server renders only the empty feed
+The builder renders every document (app/builder/generation.py, app/builder/site.py) and
+per-article sitemap fragments (app/builder/compile.py); the server renders only the empty feed
 of an unknown category, with these same functions. Whatever the source text holds, the XML is
 well formed: characters XML 1.0 forbids (most C0 controls, U+FFFE, U+FFFF, lone surrogates)
 are dropped and markup characters escaped (docs/delivery.md).
@@ -285,7 +285,7 @@ def sitemap_index(urls: PublicUrls, paths: Sequence[str]) -> bytes:
 _GOOGLE_NEWS_LANGUAGE = {"zh_cn": "zh-cn", "zh_tw": "zh-tw"}
 NEWS_TAIL = b"</urlset>\n"
 # Google News lists articles published in the last two days: up to the request, cut by the
-# server (app/resources/feeds.py) from what the builder stored (app/build/site.py).
+# server (app/resources/feeds.py) from what the builder stored (app/builder/site.py).
 NEWS_WINDOW_MICROS = 48 * 3600 * 1_000_000
 NEWS_ENTRY_END = b"</url>\n"  # each entry is one line: a window is a prefix of the lines
 

@@ -46,7 +46,7 @@ SEARCH_INDEX_FORMAT_VERSION = 7
 SEARCH_ANALYZER_VERSION = "6.{:08x}".format(zlib.crc32((T2S_PAIRS + PHRASE_PAIRS).encode("utf-8")))
 
 # The feed renderers (app/syndication.py), part of every compiled feed's key
-# (app/build/generation.py): a publish reuses a feed whose key is unchanged, so bump this
+# (app/builder/generation.py): a publish reuses a feed whose key is unchanged, so bump this
 # whenever a renderer's output changes. (Sitemap <url> fragments live in segments, which are
 # reused as they are: a change to `sitemap_url` needs a new BUNDLE_FORMAT_VERSION, which makes
 # the next build start from scratch.)

@@ -125,7 +125,7 @@ def main() -> int:
     # in the sources) must not expire at the first publish, or a poll would be a 410.
     os.environ.setdefault("NEWS_CHANGES_RETENTION_DAYS", "36500")
 
-    from app.build import builder
+    from app.builder import builder
     from app.config import Settings
     from app.wsgi import create_app
 

@@ -2,7 +2,7 @@
 (docs/benchmarks.md, "Build memory").
 
 `compile` plans SRC from scratch and compiles the chunks of LANGUAGE's first unit (a run of
-chunks a full build merges into one segment: up to app.build.policy.MAX_DOCS articles) into
+chunks a full build merges into one segment: up to app.builder.policy.MAX_DOCS articles) into
 WORK's object store, as the builder does, unmerged. `merge` then merges them in this process
 alone and prints its peak RSS (mapped input pages included) and wall time, so one merge can be
 measured, profiled and compared across changes without rebuilding:
@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from app.build import builder, shards
-from app.build.merge import merge_segments
+from app.builder import builder, shards
+from app.builder.merge import merge_segments
 from app.bundle.manifest import segment_entry
 from app.bundle.objects import ObjectStore
 from app.public_urls import PublicUrls

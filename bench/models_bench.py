@@ -4,7 +4,7 @@ Times, in one process, the two places a model library works:
 - the read path: validating the query parameters of a list and a search request into typed
   values (what app/params.py does per request);
 - the build path: validating one source article and serialising it as the bundle's record
-  (what app/build/records.py and app/build/compile.py do per article).
+  (what app/builder/records.py and app/builder/compile.py do per article).
 msgspec comes with bench/requirements.txt (`make bench` installs it); the service does not use it.
 
     python bench/models_bench.py
@@ -17,8 +17,8 @@ from typing import Annotated, Literal
 import orjson
 
 from app import models
-from app.build.compile import article_json
-from app.build.records import parse_record
+from app.builder.compile import article_json
+from app.builder.records import parse_record
 from app.timestamps import format_timestamp, parse_timestamp
 
 LINE = orjson.dumps(

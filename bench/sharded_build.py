@@ -8,7 +8,7 @@ same bundle byte for byte. Run it under `flock /tmp/bench.lock` on a shared mach
 
 The model fits each step's time as a fixed cost plus a cost per article through the two
 measured sizes, and deals the units of a 10-million-article archive (9 languages alike) to
-1, 10 and 50 shards with the builder's own deal (app.build.shards.deal) for the slowest
+1, 10 and 50 shards with the builder's own deal (app.builder.shards.deal) for the slowest
 shard's share: rebuild = plan + slowest shard + merge.
 """
 
@@ -54,7 +54,7 @@ def fit(small: tuple[float, float], large: tuple[float, float]) -> tuple[float, 
 def slowest_share(articles: int, machines: int) -> float:
     """The slowest shard's share of the compile cost of `articles` split evenly over the nine
     languages, dealt to `machines` shards as the builder deals them."""
-    from app.build import shards
+    from app.builder import shards
     from app.languages import LANGUAGES
 
     plan = shards.Plan(Path("."), shards.Scan(), {}, {}, {}, None)  # type: ignore[arg-type]
@@ -122,7 +122,7 @@ def docs(small: dict, large: dict, rows: list[dict], quiet: float) -> str:
         "",
         "A rebuild of 10,000,000 articles (9 languages alike), each step a fixed cost plus a "
         "cost per article fitted through the two sizes; the slowest shard's share from the "
-        "builder's own deal of that archive's units (`app.build.shards.deal`). The last column "
+        "builder's own deal of that archive's units (`app.builder.shards.deal`). The last column "
         f"scales the total by {quiet:.2f}, the quiet machine's full build "
         "(Publishing at 9 x 100,000: 500 s) over the same build extrapolated from this run:",
         "",

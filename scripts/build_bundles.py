@@ -3,7 +3,7 @@
 
 import sys
 
-from app.build.cli import main
+from app.builder.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

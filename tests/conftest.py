@@ -10,7 +10,7 @@ import falcon
 import falcon.testing
 import pytest
 
-from app.build.builder import build
+from app.builder.builder import build
 from app.config import Settings
 from app.wsgi import create_app
 from tests.helpers import corpus_records, write_corpus

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from app.build import builder, cli
+from app.builder import builder, cli
 from app.bundle.reader import Bundle, BundleError
 from app.config import PROJECT_ROOT
 from app.languages import LANGUAGES

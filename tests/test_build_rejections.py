@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from app.build import builder, cli
-from app.build.records import SourceError
+from app.builder import builder, cli
+from app.builder.records import SourceError
 from app.config import PROJECT_ROOT
 from tests.helpers import good, leftovers, tree_digest, write_jsonl
 

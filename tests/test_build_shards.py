@@ -1,4 +1,4 @@
-"""A from-scratch build split into a plan, N shards and a merge (app/build/shards.py) gives
+"""A from-scratch build split into a plan, N shards and a merge (app/builder/shards.py) gives
 the bundle a single build gives, byte for byte; and its failures leave OUT as it was.
 
 The chunk size and the merge cap are lowered, so that a small random corpus is cut into many
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.build import builder, cli, policy, shards
-from app.build.records import SourceError
+from app.builder import builder, cli, policy, shards
+from app.builder.records import SourceError
 from app.bundle import format as fmt
 from app.search import pair_words
 from tests.helpers import good, tree_digest, write_jsonl

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from falcon.testing import TestClient
 
-from app.build.builder import build
+from app.builder.builder import build
 from app.bundle.install import damaged_objects
 from app.bundle.reader import Bundle
 from app.config import Settings

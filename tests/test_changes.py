@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import surrogate_keys
-from app.build import builder
+from app.builder import builder
 from app.bundle import changes
 from app.bundle import format as fmt
 from app.bundle.reader import Bundle

@@ -100,7 +100,7 @@ def test_invalid_values_name_the_variable(name: str, value: str) -> None:
 def test_cache_max_age_reaches_responses(tmp_path: Path) -> None:
     from falcon.testing import TestClient
 
-    from app.build.builder import build
+    from app.builder.builder import build
     from app.wsgi import create_app
     from tests.helpers import good, write_jsonl
 

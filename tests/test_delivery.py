@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import compression, negotiation, surrogate_keys
-from app.build import builder, cli
+from app.builder import builder, cli
 from app.bundle import format as fmt
 from app.bundle.reader import Bundle
 from app.compression import CODEC_ID
@@ -422,7 +422,7 @@ def test_other_compression_settings_rebuild_from_scratch(
 ) -> None:
     """Pieces made with other levels or libraries are never mixed with new ones: strong ETags
     name the codec, and an incremental build still serves what a full one serves."""
-    from app.build import generation
+    from app.builder import generation
 
     src, out = tmp_path / "src", tmp_path / "out"
     write_jsonl(src / "a.jsonl", [good("a"), good("b")])

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.build.builder import build
+from app.builder.builder import build
 from tests.helpers import KO_ID, article_path, corpus_records, write_corpus
 from tests.http_support import decode_body
 from tests.server import Server

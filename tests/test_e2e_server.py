@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from app.build.builder import build
+from app.builder.builder import build
 from tests.helpers import (
     JA_ID,
     KO_ID,

@@ -24,7 +24,7 @@ from falcon.testing import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.build import builder, site
+from app.builder import builder, site
 from app.bundle import format as fmt
 from app.bundle.site import SiteData
 from app.config import Settings

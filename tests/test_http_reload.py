@@ -16,7 +16,7 @@ import falcon
 import pytest
 from falcon.testing import TestClient
 
-from app.build.builder import build
+from app.builder.builder import build
 from app.bundle.language import LanguageData
 from app.bundle.reader import Bundle, BundleError, BundleUnavailable
 from app.bundle.store import BundleStore

@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from app.build.builder import build
+from app.builder.builder import build
 from tests.http_support import exchange, free_port
 from tests.server import REPO
 

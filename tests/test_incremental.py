@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from app import versions
-from app.build import builder, policy
-from app.build.records import SourceError
+from app.builder import builder, policy
+from app.builder.records import SourceError
 from app.bundle import format as fmt
 from app.bundle.errors import BundleError
 from app.bundle.language import SearchPage
@@ -384,7 +384,7 @@ def test_an_index_of_another_format_is_rebuilt_not_mixed(
         )
         builder.build(src, out, jobs=1)
     write_jsonl(src / "a.jsonl", [*records, make_article(rng, "en", "f-new")])
-    with caplog.at_level(logging.INFO, logger="app.build"):
+    with caplog.at_level(logging.INFO, logger="app.builder"):
         report = builder.build_report(src, out, jobs=1)
     assert not report.incremental
     # The build says which version differs.
@@ -402,7 +402,7 @@ def test_a_publish_renders_only_the_feeds_it_changed(
 ) -> None:
     """Feeds are rendered and compressed only where their articles changed; the others are
     the previous objects again, which is what a full build renders (compared after)."""
-    from app.build import generation
+    from app.builder import generation
 
     rng = random.Random(17)
     src, out = tmp_path / "src", tmp_path / "out"

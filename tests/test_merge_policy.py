@@ -1,11 +1,11 @@
-"""When segments are merged (app/build/policy.py): properties of the plan."""
+"""When segments are merged (app/builder/policy.py): properties of the plan."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.build import policy
+from app.builder import policy
 
 sizes = st.lists(st.integers(1, 200_000), max_size=40)
 
@@ -51,6 +51,6 @@ def test_a_chunk_of_a_full_build_is_compiled_in_a_worker() -> None:
     """A from-scratch build's compiles run side by side only if a chunk is not small enough
     to run inline (a chunk of 1,000 under an inline limit of 1,500 ran every CJK compile one
     after the other in the builder's own process)."""
-    from app.build import builder
+    from app.builder import builder
 
     assert min(builder.CHUNK_ARTICLES.values()) >= builder._Workers.INLINE

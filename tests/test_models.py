@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app import models, params
-from app.build.compile import article_json, summary_json
-from app.build.records import parse_record
+from app.builder.compile import article_json, summary_json
+from app.builder.records import parse_record
 from app.comments import comment_wire as cw
 from app.errors import APIError
 from app.timestamps import format_timestamp, parse_timestamp

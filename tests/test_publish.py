@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.build import builder, policy
+from app.builder import builder, policy
 from app.bundle.install import install
 from app.bundle.install import main as install_main
 from app.bundle.reader import Bundle, BundleError

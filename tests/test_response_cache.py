@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.bounded import Bounded
-from app.build.builder import build
+from app.builder.builder import build
 from app.config import Settings
 from app.languages import LANGUAGES
 from app.response_cache import App, ResponseCache

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.build.builder import build
+from app.builder.builder import build
 from app.config import Settings
 from app.languages import LANGUAGES
 from app.wsgi import create_app

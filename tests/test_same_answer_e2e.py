@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.build.builder import build
+from app.builder.builder import build
 from tests.server import Server
 
 pytestmark = pytest.mark.e2e

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import surrogate_keys
-from app.build import builder
+from app.builder import builder
 from app.config import Settings
 from app.wsgi import create_app
 from tests.helpers import (

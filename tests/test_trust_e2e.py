@@ -21,7 +21,7 @@ from urllib.parse import quote
 import feedparser
 import pytest
 
-from app.build.builder import build
+from app.builder.builder import build
 from app.config import PROJECT_ROOT
 from tests.helpers import AI_SOURCE_TYPES, expected_article, expected_order, served
 from tests.http_support import decode_body

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from app.build import cli
+from app.builder import cli
 from app.models import NOTE_MAX, SOURCES_MAX
 from tests.helpers import good, leftovers, tree_digest, write_jsonl
 

@@ -19,7 +19,7 @@ from urllib.parse import quote
 import falcon.testing
 import pytest
 
-from app.build import builder
+from app.builder import builder
 from app.config import Settings
 from app.languages import LANGUAGES
 from app.resources import feeds

@@ -21,7 +21,7 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.build.builder import build
+from app.builder.builder import build
 from app.compression import BR, CODEC_ID, GZIP, ZSTD
 from app.config import Settings
 from app.languages import LANGUAGES

@@ -1,5 +1,5 @@
 """How a new generation becomes the served one: the commit protocol of a bundle directory,
-shared by the builder (app.build.builder) and the installer (app.bundle.install).
+shared by the builder (app.builder.builder) and the installer (app.bundle.install).
 
 One writer at a time holds `output_lock`. It writes every object the new manifest names
 (each fsynced and renamed into the store: app.bundle.objects), then `commit`:

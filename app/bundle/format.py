@@ -99,7 +99,7 @@ MANIFEST = "manifest.json"
 PREVIOUS_MANIFEST = "manifest.previous.json"
 OBJECTS = "objects"
 VERIFIED = "verified.json"
-# The builder's record of each source file's line hashes (app.build.builder), so that the
+# The builder's record of each source file's line hashes (app.builder.builder), so that the
 # next build reads only the files that changed.
 BUILD_STATE = "build-state.json"
 

@@ -213,7 +213,7 @@ def segment_entry(raw: Mapping[str, Any], context: str = "") -> Segment:
 
 def segment_table(raw: Any, context: str = "") -> dict[str, Segment]:
     """Segment descriptors by key in their JSON form, as a file outside the bundle holds
-    them (a shard's segments by unit: app.build.shards), each checked as a reader checks
+    them (a shard's segments by unit: app.builder.shards), each checked as a reader checks
     it; the error names the key."""
     return {
         key: segment_entry(_mapping(desc, context, key), f"{context}segment {key}: ")

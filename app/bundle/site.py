@@ -27,7 +27,7 @@ class SiteData:
     sitemap_page_urls: int
     public_urls: dict[str, str]
     # The news sitemap's entries, newest first: published_at (µs, descending) and the end of
-    # each entry's line in its identity body (app/build/site.py).
+    # each entry's line in its identity body (app/builder/site.py).
     news_published: np.ndarray
     news_ends: list[int]
     news_head: int  # where the first entry starts (the XML declaration and <urlset> before)

@@ -14,7 +14,7 @@ The comments' shapes live with the comments (app/comments/comment_wire.py for re
 authors, app/comments/wire.py for moderation).
 
 From these classes come: the builder's validation and serialisation of articles
-(app/build/records.py, app/build/compile.py), request validation and its 422 items
+(app/builder/records.py, app/builder/compile.py), request validation and its 422 items
 (app/params.py, app/comments/validation.py), and the components of /openapi.json
 (app/openapi.py). A new field is one line in its area's module plus its test. Every public
 name is importable from `app.models` itself.

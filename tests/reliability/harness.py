@@ -28,7 +28,7 @@ ADMIN_TOKEN = "rel-admin-7c1f9e2b5d"  # distinctive, so a grep of the logs canno
 
 def build_sample_bundle(out: Path) -> str:
     """The sample corpus, built by the real builder; returns the bundle id."""
-    from app.build.builder import build
+    from app.builder.builder import build
 
     return build(SAMPLE_SRC, out)
 

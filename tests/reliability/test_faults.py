@@ -23,7 +23,7 @@ import orjson
 import pytest
 
 from app import versions
-from app.build.builder import build
+from app.builder.builder import build
 from app.bundle import format as fmt
 from tests.helpers import bundle_object
 from tests.reliability.harness import (

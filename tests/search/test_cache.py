@@ -52,7 +52,7 @@ def test_cached_arrays_are_read_only() -> None:
 def test_http_answers_the_same_from_the_cache(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from falcon.testing import TestClient
 
-    from app.build import builder
+    from app.builder import builder
     from app.bundle.reader import Bundle
     from app.config import Settings
     from app.wsgi import create_app

@@ -14,7 +14,7 @@ from falcon.testing import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.build import builder
+from app.builder import builder
 from app.config import Settings
 from app.search.analyzers import CJK_CLASS, CJK_RUN_RE, get_analyzer, normalize
 from app.search.indexer import IndexDoc

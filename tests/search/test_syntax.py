@@ -15,7 +15,7 @@ from falcon.testing import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.build import builder
+from app.builder import builder
 from app.bundle.language import LanguageData, SearchPage
 from app.bundle.reader import Bundle
 from app.config import Settings

@@ -2,7 +2,7 @@
 
 Every non-blank source line is identified by a 128-bit hash of its bytes (xxHash XXH3). A line
 whose hash is the source line of an article already in the bundle is that article, unchanged,
-and is not parsed again; only the other lines are parsed and validated (app.build.records).
+and is not parsed again; only the other lines are parsed and validated (app.builder.records).
 A file whose path, size and modification time match the previous build is not even read: its
 line hashes come from the build state. So a publish costs what changed, not the archive.
 
@@ -26,8 +26,8 @@ import pydantic
 import xxhash
 
 from app import models
-from app.build.compile import epoch_micros
-from app.build.records import (
+from app.builder.compile import epoch_micros
+from app.builder.records import (
     MAX_REPORTED_ERRORS,
     Article,
     RecordError,
@@ -35,7 +35,7 @@ from app.build.records import (
     parse_record,
     source_files,
 )
-from app.build.retractions import RetractedArticle
+from app.builder.retractions import RetractedArticle
 from app.bundle.id_index import SortedIds
 from app.languages import LANGUAGES
 
@@ -168,7 +168,7 @@ class Previous:
     files: dict[str, dict[str, Any]]  # relative path -> {"size", "mtime_ns", "lines": records}
     sizes: dict[str, int] = field(default_factory=dict)  # gids per language (deleted included)
     stories: dict[str, SortedIds] = field(default_factory=dict)  # served story ids -> gid
-    # line hash -> a served retraction (app.build.retractions), recognised like an article
+    # line hash -> a served retraction (app.builder.retractions), recognised like an article
     retractions: dict[bytes, RetractedArticle] = field(default_factory=dict)
 
     @classmethod

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from app import models
-from app.build.records import Article, SourceError, from_wire
-from app.build.sources import Previous, Scan
+from app.builder.records import Article, SourceError, from_wire
+from app.builder.sources import Previous, Scan
 from app.bundle import format as fmt
 from app.bundle.id_index import SortedIds
 from app.bundle.manifest import Language, Manifest

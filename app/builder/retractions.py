@@ -23,8 +23,8 @@ import numpy as np
 import orjson
 
 from app import compression
-from app.build.compile import epoch_micros, joined
-from app.build.records import Article
+from app.builder.compile import epoch_micros, joined
+from app.builder.records import Article
 from app.bundle import format as fmt
 from app.bundle.manifest import Language
 from app.bundle.objects import ObjectStore

@@ -1,5 +1,5 @@
 """`python scripts/build_bundles.py --src SRC_DIR --out OUT_DIR` (docs/publishing.md): the
-command line of the builder (app.build.builder)."""
+command line of the builder (app.builder.builder)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from pathlib import Path
 
 import orjson
 
-from app.build import shards
-from app.build.builder import BuildReport, Merge, build_report
-from app.build.records import SourceError
+from app.builder import shards
+from app.builder.builder import BuildReport, Merge, build_report
+from app.builder.records import SourceError
 from app.bundle.commit import OutputError, report_unchanged
 
 
 def log_to_console() -> None:
-    """The builder's log (app.build.*): notes on stdout, warnings on stderr with a
+    """The builder's log (app.builder.*): notes on stdout, warnings on stderr with a
     `warning:` prefix, as a pipeline reads them."""
     notes = logging.StreamHandler(sys.stdout)
     notes.setLevel(logging.INFO)
@@ -28,7 +28,7 @@ def log_to_console() -> None:
     warnings = logging.StreamHandler(sys.stderr)
     warnings.setLevel(logging.WARNING)
     warnings.setFormatter(logging.Formatter("warning: %(message)s"))
-    logger = logging.getLogger("app.build")
+    logger = logging.getLogger("app.builder")
     logger.setLevel(logging.INFO)
     logger.handlers = [notes, warnings]
     logger.propagate = False
@@ -103,7 +103,7 @@ def _env_int(name: str) -> int | None:
 
 
 def _step(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """One step of a sharded from-scratch build (app/build/shards.py)."""
+    """One step of a sharded from-scratch build (app/builder/shards.py)."""
     need = {"plan": ("src", "work"), "shard": ("src", "work", "shard", "shards")}
     need["merge"] = ("work", "shards", "out")
     missing = [f"--{name}" for name in need[args.step] if getattr(args, name) is None]

@@ -12,7 +12,7 @@ more and more segments, so after each build:
   numbers them in 16 bits in every posting, which keeps the bundle within 2x its source, and
   bounds what one merge rewrites. Full segments leave the tiers.
 
-Merges never re-analyse text (app/build/merge.py); their cost is reading and writing the
+Merges never re-analyse text (app/builder/merge.py); their cost is reading and writing the
 segments involved. `--merge` merges each language into one segment; `--no-merge` skips
 merging (to measure the worst case).
 """

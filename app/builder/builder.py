@@ -1,5 +1,5 @@
 """The bundle builder: compiles source JSONL articles into a bundle directory
-(docs/publishing.md; its command line is app/build/cli.py).
+(docs/publishing.md; its command line is app/builder/cli.py).
 
 When the output already holds a bundle the build is incremental: unchanged source lines are
 recognised by their hash and kept, new and changed articles become a new segment, and an
@@ -30,13 +30,13 @@ import numpy as np
 import orjson
 
 from app import surrogate_keys
-from app.build import changes, policy, retractions, stories
-from app.build.compile import compile_segment, index_doc
-from app.build.generation import build_generation
-from app.build.merge import SegmentReader, merge_segments
-from app.build.records import MAX_REPORTED_ERRORS, Article, SourceError
-from app.build.site import build_site
-from app.build.sources import LINE_RECORD, NewArticle, NewArticles, Previous, scan
+from app.builder import changes, policy, retractions, stories
+from app.builder.compile import compile_segment, index_doc
+from app.builder.generation import build_generation
+from app.builder.merge import SegmentReader, merge_segments
+from app.builder.records import MAX_REPORTED_ERRORS, Article, SourceError
+from app.builder.site import build_site
+from app.builder.sources import LINE_RECORD, NewArticle, NewArticles, Previous, scan
 from app.bundle import changes as change_log
 from app.bundle import format as fmt
 from app.bundle import manifest as manifests
@@ -55,7 +55,7 @@ from app.search.indexer import choose_pair_words
 
 # What the build decides on the way (why it builds from scratch, a damaged bundle) goes to
 # logging; what it built is its return value (BuildReport). The command line
-# (app/build/cli.py) prints notes on stdout and warnings on stderr.
+# (app/builder/cli.py) prints notes on stdout and warnings on stderr.
 log = logging.getLogger(__name__)
 
 # Articles per newly compiled segment, which bounds a compile's memory whatever the archive:
@@ -328,9 +328,9 @@ def build_report(
                 log.warning("cannot build on %s (%s); building from scratch", out, exc)
                 manifest = None
         if manifest is None:
-            # From scratch: the sharded build (app/build/shards.py) run in this process, the
+            # From scratch: the sharded build (app/builder/shards.py) run in this process, the
             # plan kept in memory and every unit built straight into `out`.
-            from app.build import shards
+            from app.builder import shards
 
             with _Workers(jobs) as executor:
                 plan = shards.make_plan(src, urls, executor)  # SourceError: nothing written
@@ -373,7 +373,7 @@ def finish_full(
     publish_time: int | None,
 ) -> BuildReport:
     """What a from-scratch build does once every unit of its plan is a segment in `store`
-    (app.build.shards: a single build, or the merge of a sharded one): generations, site,
+    (app.builder.shards: a single build, or the merge of a sharded one): generations, site,
     and the commit of the manifest."""
     result = plan.result
     report = BuildReport("", incremental=False)
@@ -716,7 +716,7 @@ def _publish(
     *,
     full: bool,
 ) -> changes.Publish:
-    """What the change feed records of this build (app/build/changes.py): the lineage it
+    """What the change feed records of this build (app/builder/changes.py): the lineage it
     belongs to, its time, the retention, and each language's candidate ids.
 
     A from-scratch build starts a lineage. It must be byte-identical for the same input, so
@@ -840,7 +840,7 @@ class _Workers:
             return _Done(fn(*args))
         if self._pool is None:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["app.build.builder"])
+            context.set_forkserver_preload(["app.builder.builder"])
             # A fresh worker per job: numpy's peak of one compile is not kept (as heap that
             # the allocator does not return) through the next.
             self._pool = ProcessPoolExecutor(

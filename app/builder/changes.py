@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from app.build.retractions import RetractedArticle
+from app.builder.retractions import RetractedArticle
 from app.bundle import changes as log
 from app.bundle import format as fmt
 from app.bundle.errors import BundleError

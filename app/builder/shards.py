@@ -1,15 +1,15 @@
 """A from-scratch build in three steps that any number of machines can share
 (docs/publishing.md, "Building on many machines").
 
-1. **plan** (one machine): scan every source line (app.build.sources), checking the fields
+1. **plan** (one machine): scan every source line (app.builder.sources), checking the fields
    that place each article (the shards validate the rest as they compile it; a single
    build validates everything here), decide every story's translations
-   (app.build.stories) and each language's pair words (app/search/pair_words.py). The
+   (app.builder.stories) and each language's pair words (app/search/pair_words.py). The
    plan is those decisions, written to WORK/plan/: where each new article's line is, in
    list order, and what the merge step needs of the scan.
    The list order of each language is cut into chunks (builder.CHUNK_ARTICLES), and the
    chunks into **units**: each run of chunks a from-scratch build merges into one segment
-   (app.build.policy, "all"), or a chunk left as it is.
+   (app.builder.policy, "all"), or a chunk left as it is.
 2. **shard K of N** (N machines at once): compiles the chunks of the units dealt to shard K
    and merges each unit, into WORK/shard-K/: content-addressed objects, and `shard.json`,
    written last, naming the plan, the shard and each unit's segment. Units are dealt by
@@ -39,9 +39,9 @@ from typing import Any, overload
 import numpy as np
 import orjson
 
-from app.build import builder, policy, stories
-from app.build.retractions import RetractedArticle
-from app.build.sources import NewArticle, NewArticles, Previous, Scan, scan
+from app.builder import builder, policy, stories
+from app.builder.retractions import RetractedArticle
+from app.builder.sources import NewArticle, NewArticles, Previous, Scan, scan
 from app.bundle import format as fmt
 from app.bundle.commit import check_replaceable, output_lock
 from app.bundle.manifest import ManifestError, Segment, segment_table

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import orjson
 
 from app import compression, models
-from app.build.records import Article, to_wire
+from app.builder.records import Article, to_wire
 from app.bundle import format as fmt
 from app.public_urls import PublicUrls
 from app.search.indexer import IndexDoc, build_index

@@ -18,8 +18,8 @@ import numpy as np
 import orjson
 
 from app import versions
-from app.build import changes, retractions
-from app.build.retractions import RetractedArticle
+from app.builder import changes, retractions
+from app.builder.retractions import RetractedArticle
 from app.bundle import format as fmt
 from app.bundle.id_index import build_table
 from app.bundle.manifest import Language, Segment
@@ -43,7 +43,7 @@ def build_generation(
     """The manifest entry of one language and the entries of its new generation objects.
     `previous` is the language's entry in the bundle being updated: its feeds are reused
     where their articles did not change. `retracted`: the language's retracted articles.
-    `publish`: what the change feed records of this build (app/build/changes.py)."""
+    `publish`: what the change feed records of this build (app/builder/changes.py)."""
     rows: list[tuple[int, bytes, int]] = []  # (-published, id, gid) of every live document
     categories: list[str] = []  # by gid
     by_story: list[tuple[bytes, int]] = []  # (story id, gid) of live documents with a story
