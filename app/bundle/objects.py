@@ -64,14 +64,17 @@ class ObjectWriter:
 
     def commit(self) -> tuple[str, ObjectEntry]:
         """Make the object durable under its content name; returns (name, entry)."""
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self._fh.close()
         name = self._sha.hexdigest()
         final = self._store.path(name)
         if final.exists():
-            self._tmp.unlink()  # same bytes already stored (another segment, another build)
+            # Same bytes already stored (another segment, another build): nothing to make
+            # durable. Most of a publish's objects are such (every unchanged generation file).
+            self._fh.close()
+            self._tmp.unlink()
         else:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
             os.chmod(self._tmp, 0o444)
             os.rename(self._tmp, final)
         return name, ObjectEntry(self.size, self._crc)
