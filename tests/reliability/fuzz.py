@@ -47,18 +47,22 @@ class FuzzResult:
         )
 
 
-def run_fuzz(
-    server: Server, *, max_examples: int, max_time: int, workers: int = 4, seed: int | None = None
-) -> FuzzResult:
+def fuzz_command(
+    base_url: str, *, max_examples: int, max_time: int, workers: int = 4, seed: int | None = None
+) -> list[str]:
+    """The schemathesis command line of a run.
+
+    It names no checks: schemathesis runs every check by default, and a `--checks` option
+    would outrank the per-operation exceptions of schemathesis.toml (a CI run failed on a
+    held comment's 404 that the file had already declared expected).
+    """
     cmd = [
         str(SCHEMATHESIS),
         "--no-color",
         "--config-file",
         str(CONFIG),
         "run",
-        f"{server.base_url}/openapi.json",
-        "--checks",
-        "all",
+        f"{base_url}/openapi.json",
         "--max-examples",
         str(max_examples),
         "--max-time",
@@ -70,6 +74,15 @@ def run_fuzz(
     ]
     if seed is not None:
         cmd += ["--seed", str(seed)]
+    return cmd
+
+
+def run_fuzz(
+    server: Server, *, max_examples: int, max_time: int, workers: int = 4, seed: int | None = None
+) -> FuzzResult:
+    cmd = fuzz_command(
+        server.base_url, max_examples=max_examples, max_time=max_time, workers=workers, seed=seed
+    )
     env = {
         **os.environ,
         # The moderator `admin`, sent where the document asks for a moderator's token
