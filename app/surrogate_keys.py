@@ -53,14 +53,18 @@ def article(language: str, article_id: str) -> str:
     return f"{language_key(language)} {article_key(language, article_id)}"
 
 
-def article_keys(language: str, ids: Iterable[bytes]) -> tuple[str, int]:
-    """`article(language, id)` of every id (UTF-8) at once, as one string of fields of one
-    width, and that width: what a segment's articles send, written when it is loaded."""
+def article_key_width(language: str) -> int:
+    """Characters of `article(language, id)`, the same for every id."""
+    return len(language_key(language)) + len(" art-") + 16
+
+
+def article_keys(language: str, ids: Iterable[bytes]) -> str:
+    """`article(language, id)` of every id (UTF-8) at once, concatenated: fields of
+    `article_key_width(language)` characters (app.bundle.heads writes them at build)."""
     prefix = f"{language_key(language)} art-"
     head = f"{language}\0".encode()
     blake2b = hashlib.blake2b
-    text = "".join([prefix + blake2b(head + name, digest_size=8).hexdigest() for name in ids])
-    return text, len(prefix) + 16
+    return "".join([prefix + blake2b(head + name, digest_size=8).hexdigest() for name in ids])
 
 
 def category_feed(language: str, category: str, known: bool) -> str:

@@ -27,7 +27,9 @@ BUNDLE_FORMAT_NAME = "news-bundle"
 # 6: the site entry's `news` (the news sitemap's window is cut at request time).
 # 7: updated.i64 in segments (Last-Modified without reading the records); ids.hash.
 # 8: the change feed (changes.*) in generations; updated.i64 in microseconds.
-BUNDLE_FORMAT_VERSION = 8
+# 9: heads.txt in segments (each article's ETag, Last-Modified and Surrogate-Key, written by
+#    the builder instead of at every load).
+BUNDLE_FORMAT_VERSION = 9
 
 # What is served, not its layout: part of every language's content hash (so of collection
 # ETags), so caches drop answers whose bytes changed; bump it when the served bytes change.

@@ -17,10 +17,11 @@ import pytest
 from app import surrogate_keys
 from app.bundle import format as fmt
 from app.bundle.errors import BundleError
+from app.bundle.heads import Heads, http_dates
 from app.bundle.manifest import Segment, segment_entry
 from app.bundle.objects import ObjectStore, map_file
 from app.bundle.reader import Bundle
-from app.bundle.segment import SegmentReader, http_dates
+from app.bundle.segment import SegmentReader
 from app.languages import LANGUAGES
 
 
@@ -84,8 +85,18 @@ def test_records_that_do_not_match_their_offsets_are_refused(bundle: tuple[Path,
         SegmentReader(views, desc, "language en segment 0")
 
 
+def test_a_heads_file_of_the_wrong_size_is_refused_by_name(bundle: tuple[Path, str]) -> None:
+    out = bundle[0]
+    store = ObjectStore(out)
+    desc = _segments(out, "en")[0]
+    views = {obj: map_file(store.path(obj)) for obj in desc.files.values()}
+    views[desc.files[fmt.HEADS]] = views[desc.files[fmt.HEADS]][:-1]
+    with pytest.raises(BundleError, match=r"language en segment 0/heads.txt: size does not match"):
+        Heads(views[desc.files[fmt.HEADS]], "en", desc.docs, "language en segment 0")
+
+
 def test_heads_are_what_a_request_would_compute(bundle: tuple[Path, str]) -> None:
-    """The header values written per article at load (segment.Heads) are the ETag, the
+    """The header values the builder writes per article (app.bundle.heads) are the ETag, the
     Last-Modified and the Surrogate-Key computed from the article itself."""
     loaded = Bundle.load(bundle[0])
     seen = 0
@@ -111,7 +122,7 @@ def test_http_dates_are_format_datetime_to_the_second() -> None:
     micros = np.concatenate(
         [rng.integers(low, high, 20_000), [low, high, -1, 0, 1, 999_999, -1_000_000]]
     )
-    text = http_dates(micros)
+    text = http_dates(micros).tobytes().decode("ascii")
     width = len(text) // micros.size
     for i, value in enumerate(micros.tolist()):
         moment = datetime.fromtimestamp(value // 1_000_000, UTC)

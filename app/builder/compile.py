@@ -8,11 +8,13 @@ from __future__ import annotations
 from array import array
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import orjson
 
 from app import compression, models
 from app.builder.records import Article, to_wire
 from app.bundle import format as fmt
+from app.bundle import heads
 from app.public_urls import PublicUrls
 from app.search.indexer import IndexDoc, build_index
 from app.syndication import sitemap_url
@@ -130,8 +132,14 @@ def compile_segment(
     files[fmt.PUBLISHED] = array("q", [epoch_micros(a.published) for a in ordered]).tobytes()
     # Microseconds, as the Article's `updated_at` says it (the change feed answers it
     # without reading the record); Last-Modified takes the whole seconds.
-    updated = [epoch_micros(a.updated) for a in ordered]
-    files[fmt.UPDATED] = array("q", updated).tobytes()
+    updated = array("q", [epoch_micros(a.updated) for a in ordered])
+    files[fmt.UPDATED] = updated.tobytes()
+    files[fmt.HEADS] = heads.encode(
+        language,
+        files[fmt.ETAGS_BIN],
+        np.frombuffer(updated, dtype=np.int64),
+        [a.id.encode() for a in ordered],
+    )
     names = sorted({a.category for a in ordered})
     number = {name: i for i, name in enumerate(names)}
     files[fmt.SEG_CATEGORIES] = orjson.dumps(names)

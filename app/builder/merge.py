@@ -13,6 +13,7 @@ import numpy as np
 import orjson
 
 from app.bundle import format as fmt
+from app.bundle import heads
 from app.bundle.manifest import Segment
 from app.bundle.objects import ObjectEntry, ObjectStore
 from app.bundle.segment import SEPARATORS, SegmentReader
@@ -91,6 +92,7 @@ def merge_segments(
     fixed(fmt.PUBLISHED, 8)
     fixed(fmt.UPDATED, 8)
     fixed(fmt.LINES, fmt.LINE_HASH_BYTES)
+    fixed(fmt.HEADS, heads.width(language))
     ids = [row[1] for row in rows]
     ids_off = np.concatenate(([0], np.cumsum([len(i) for i in ids], dtype=np.int64)))
     stories = [r.stories() for r in readers]

@@ -122,6 +122,9 @@ SITEMAP_BIN = "sitemap.bin"
 SITEMAP_OFF = "sitemap.off"
 SEARCH_PREFIX = "search."
 SEG_CORRECTIONS = "corrections.json"
+# What each article sends whatever the request (ETag, Last-Modified, Surrogate-Key):
+# fixed-width ASCII records, app.bundle.heads.
+HEADS = "heads.txt"
 # Per-document records composed into responses: kind -> (blob, offsets, the identity byte
 # that joins two records). XML elements cannot be joined by a comma: sitemaps use b"\n".
 RECORDS: dict[str, tuple[str, str, bytes]] = {
@@ -161,6 +164,7 @@ SEGMENT_FILES: tuple[str, ...] = (
     SITEMAP_BIN,
     SITEMAP_OFF,
     SEG_CORRECTIONS,
+    HEADS,
     *(name for pair in PIECES.values() for name in pair),
     *layout.ALL_FILES,
 )

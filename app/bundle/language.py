@@ -22,9 +22,10 @@ import orjson
 from app.bundle import format as fmt
 from app.bundle.changes import ChangeLog
 from app.bundle.errors import BundleError
+from app.bundle.heads import Heads
 from app.bundle.id_index import IdIndex
 from app.bundle.manifest import Language
-from app.bundle.segment import SEPARATORS, Heads, Run, SegmentReader
+from app.bundle.segment import SEPARATORS, Run, SegmentReader
 from app.compression import IDENTITY
 from app.search import searcher as search
 from app.search.analyzers import get_analyzer
@@ -112,7 +113,7 @@ class LanguageData:
         base = 0
         for n, desc in enumerate(meta.segments):
             segment = SegmentReader(views, desc, f"{where} segment {n}")
-            segment.heads = _heads(language, segment, desc.files)
+            segment.heads = _heads(language, segment, desc.files, f"{where} segment {n}")
             self.segments.append(segment)
             self.bases.append(base)
             try:
@@ -246,7 +247,7 @@ class LanguageData:
 
     def article(self, gid: int) -> tuple[Run[SegmentReader], str, str, str]:
         """The article `gid` as a run, and its ETag, Last-Modified and Surrogate-Key values
-        (made when the bundle was loaded: segment.Heads)."""
+        (written by the builder: app.bundle.heads)."""
         segment, local = self._segment(gid)
         heads = segment.heads
         assert heads is not None  # every segment of a LanguageData has them
@@ -420,16 +421,17 @@ class LanguageData:
         return dict(zip(pos.tolist(), zip(titles.tolist(), acc.tolist(), strict=True), strict=True))
 
 
-# Segment -> its Heads, while a loaded generation serves it: a publish loads the segments it
-# kept again, and finds their heads here (segment objects are named by their contents).
-_HEADS: weakref.WeakValueDictionary[tuple[str, ...], Heads] = weakref.WeakValueDictionary()
+# A segment's heads.txt object -> its Heads, while a loaded generation serves it: a publish
+# loads the segments it kept again, and finds their values here, decoded once (objects are
+# named by their contents).
+_HEADS: weakref.WeakValueDictionary[str, Heads] = weakref.WeakValueDictionary()
 
 
-def _heads(language: str, segment: SegmentReader, files: Mapping[str, str]) -> Heads:
-    key = (language, files[fmt.ETAGS_BIN], files[fmt.UPDATED], files[fmt.SEG_IDS_BIN])
-    heads = _HEADS.get(key)
+def _heads(language: str, segment: SegmentReader, files: Mapping[str, str], where: str) -> Heads:
+    heads = _HEADS.get(files[fmt.HEADS])
     if heads is None:
-        heads = _HEADS[key] = Heads(segment, language)
+        heads = Heads(segment.raw(fmt.HEADS), language, segment.docs, where)
+        _HEADS[files[fmt.HEADS]] = heads
     return heads
 
 

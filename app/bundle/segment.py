@@ -20,11 +20,11 @@ import orjson
 
 from app.bundle import format as fmt
 from app.bundle.errors import BundleError
+from app.bundle.heads import Heads
 from app.bundle.manifest import Segment
 from app.bundle.objects import ObjectStore, map_file
 from app.compression import IDENTITY, separators
 from app.search import layout
-from app.surrogate_keys import article_keys
 
 # kind -> encoding -> the bytes between two records (fmt.RECORDS, compression.separators)
 SEPARATORS: dict[str, dict[str, bytes]] = {
@@ -177,36 +177,6 @@ class SegmentReader:
                 view.obj.madvise(mmap.MADV_DONTNEED)
 
 
-class Heads:
-    """What is fixed per article of a segment and sent with it, whatever the request: its
-    quoted identity ETag, its Last-Modified and its Surrogate-Key. Each is a field of one
-    width in one string per segment, written for all of its articles when a bundle is
-    loaded (numpy over etags.bin and updated.i64, one hash per id for the keys), so that a
-    request slices them; one object per segment, shared by the generations that keep it."""
-
-    __slots__ = ("__weakref__", "etags", "key_width", "keys", "modified")
-
-    ETAG_CHARS = 2 * fmt.ETAG_BYTES + 2
-
-    def __init__(self, segment: SegmentReader, language: str) -> None:
-        n = segment.docs
-        quoted = np.full((n, self.ETAG_CHARS), ord('"'), dtype=np.uint8)
-        hexed = segment.etags.hex().encode("ascii")
-        quoted[:, 1:-1] = np.frombuffer(hexed, dtype=np.uint8).reshape(n, 2 * fmt.ETAG_BYTES)
-        self.etags = quoted.tobytes().decode("ascii")
-        self.modified = http_dates(np.frombuffer(segment.updated, dtype="<i8"))
-        self.keys, self.key_width = article_keys(language, segment.ids())
-
-    def of(self, local: int) -> tuple[str, str, str]:
-        """(ETag, Last-Modified, Surrogate-Key) of document `local`."""
-        e, m, k = self.ETAG_CHARS, HTTP_DATE_CHARS, self.key_width
-        return (
-            self.etags[local * e : local * e + e],
-            self.modified[local * m : local * m + m],
-            self.keys[local * k : local * k + k],
-        )
-
-
 def _strings(blob: memoryview, offsets: memoryview, which: Sequence[int]) -> list[bytes]:
     """Strings `which` of a blob with uint64 offsets (n + 1), as bytes."""
     off = offsets.cast(fmt.OFFSET_TYPECODE)
@@ -252,34 +222,3 @@ def last_modified(runs: Sequence[Run[SegmentReader]]) -> str | None:
 def http_date(seconds: int) -> str:
     """The HTTP-date (RFC 9110, 5.6.7) of a Unix time."""
     return format_datetime(datetime.fromtimestamp(seconds, UTC), usegmt=True)
-
-
-_WEEKDAYS = np.frombuffer(b"MonTueWedThuFriSatSun", dtype=np.uint8).reshape(7, 3)
-_MONTHS = np.frombuffer(b"JanFebMarAprMayJunJulAugSepOctNovDec", dtype=np.uint8).reshape(12, 3)
-HTTP_DATE_CHARS = 29  # "Thu, 01 Jan 1970 00:00:00 GMT"
-
-
-def http_dates(micros: np.ndarray) -> str:
-    """`http_date` of every time of `micros` (Unix microseconds), to the second, as one
-    string of HTTP_DATE_CHARS characters each: what a segment's articles send as
-    Last-Modified, written for all of them at once when the segment is loaded."""
-    seconds = micros.astype(np.int64) // 1_000_000
-    days = seconds // 86_400
-    clock = seconds - days * 86_400
-    day = days.astype("datetime64[D]")
-    month = day.astype("datetime64[M]")
-    year = month.astype("datetime64[Y]").astype(np.int64) + 1970
-    out = np.empty((seconds.size, HTTP_DATE_CHARS), dtype=np.uint8)
-    out[:] = np.frombuffer(b"Www, 00 Mmm 0000 00:00:00 GMT", dtype=np.uint8)
-    out[:, 0:3] = _WEEKDAYS[(days + 3) % 7]  # 1970-01-01 was a Thursday
-    out[:, 8:11] = _MONTHS[month.astype(np.int64) % 12]
-    for column, value, digits in (
-        (5, (day - month).astype(np.int64) + 1, 2),
-        (12, year, 4),
-        (17, clock // 3600, 2),
-        (20, clock // 60 % 60, 2),
-        (23, clock % 60, 2),
-    ):
-        for i in range(digits):
-            out[:, column + i] = 48 + value // 10 ** (digits - 1 - i) % 10
-    return out.tobytes().decode("ascii")
