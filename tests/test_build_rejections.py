@@ -193,6 +193,38 @@ def test_duplicate_id_within_one_file(
     _assert_rejected(out_with_bundle, before, rc, capsys.readouterr().err, f"{path}:3", "'id'")
 
 
+@pytest.mark.parametrize("state", ["unchanged file", "no unchanged file"])
+def test_a_served_articles_line_given_again_names_the_first(
+    tmp_path: Path,
+    previous_bundle: Path,
+    out_with_bundle: Path,
+    capsys: pytest.CaptureFixture[str],
+    state: str,
+) -> None:
+    """The line of a served article given again, after its copy in a file the build state
+    says is unchanged or earlier in the same file: each copy after the first is a problem
+    naming the first."""
+    src = tmp_path / "src"
+    src.mkdir()
+    served = previous_bundle.parent / "good-src" / "a.jsonl"
+    lines = served.read_bytes().splitlines()
+    copies = src / "b.jsonl"
+    copies.write_bytes(b"\n".join([lines[1], lines[0], lines[1]]) + b"\n")
+    if state == "unchanged file":
+        shutil.copy2(served, src / "a.jsonl")  # same path, size and mtime: not read again
+        expected = {1: src / "a.jsonl:2", 2: src / "a.jsonl:1", 3: src / "a.jsonl:2"}
+    else:
+        expected = {3: f"{copies}:1"}
+    before = tree_digest(out_with_bundle)
+    capsys.readouterr()
+    rc = cli.main(["--src", str(src), "--out", str(out_with_bundle)])
+    stderr = capsys.readouterr().err
+    for line, first in expected.items():
+        needle = f"same article as {first}"
+        _assert_rejected(out_with_bundle, before, rc, stderr, f"{copies}:{line}", needle)
+    assert stderr.count("same article as") == len(expected), stderr
+
+
 def test_same_id_in_two_languages_is_accepted(tmp_path: Path) -> None:
     src = tmp_path / "src"
     write_jsonl(src / "a.jsonl", [good("same"), good("same", language="fr", title="Le titre")])

@@ -185,23 +185,22 @@ class Previous:
             i += 1
         return None
 
-    def find_all(self, digests: list[bytes]) -> list[tuple[str, int] | None]:
-        """find() for many lines at once (vectorised; the scalar path only on a prefix tie)."""
-        if not digests or not self.keys.size:
-            return [None] * len(digests)
-        wanted = np.frombuffer(b"".join(digests), dtype=self.hashes.dtype)
+    def find_all(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """find() for many line hashes (V16) at once: (index into LANGUAGES, or -1 for a line
+        of no served article; gid). Vectorised; the scalar path only on a prefix tie."""
+        languages = np.full(wanted.size, -1, dtype=np.int64)
+        gids = np.zeros(wanted.size, dtype=np.int64)
+        if not wanted.size or not self.keys.size:
+            return languages, gids
         keys = np.frombuffer(wanted.tobytes(), dtype="<u8")[::2]
         at = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
         hit = self.hashes[at] == wanted
-        prefix = (self.keys[at] == keys) & ~hit
-        langs, gids = self.languages[at].tolist(), self.refs[at].tolist()
-        out: list[tuple[str, int] | None] = [
-            (LANGUAGES[lang], gid) if h else None
-            for lang, gid, h in zip(langs, gids, hit.tolist(), strict=True)
-        ]
-        for i in np.flatnonzero(prefix).tolist():
-            out[i] = self.find(digests[i])
-        return out
+        languages[hit], gids[hit] = self.languages[at[hit]], self.refs[at[hit]]
+        for i in np.flatnonzero((self.keys[at] == keys) & ~hit).tolist():
+            found = self.find(wanted[i].tobytes())
+            if found is not None:
+                languages[i], gids[i] = LANGUAGES.index(found[0]), found[1]
+        return languages, gids
 
     def gid_of(self, language: str, article_id: str) -> int | None:
         index = self.ids.get(language)
@@ -285,34 +284,27 @@ def scan(src: Path, previous: Previous, *, validate: bool = True) -> Scan:
         state = previous.files.get(rel)
         if state and state["size"] == st.st_size and state["mtime_ns"] == st.st_mtime_ns:
             records = state["lines"]  # unchanged file: every line is a kept article
-            lines = [(int(r["line"]), -1, -1, bytes(r["hash"])) for r in records]
+            places = None  # read only where a line is not a served article's (a retraction)
         else:
-            lines = _file_lines(path)
-            records = np.array([(n, h) for n, _, _, h in lines], dtype=LINE_RECORD)
+            places = _file_lines(path)
+            records = np.array([(n, h) for n, _, _, h in places], dtype=LINE_RECORD)
         result.files.append({"path": rel, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
         result.lines[rel] = records
+        languages, gids = previous.find_all(records["hash"])
+        _keep(result, kept_at, file, records["line"], languages, gids)
         to_parse = []
-        refs = previous.find_all([digest for _, _, _, digest in lines])
-        for (number, offset, length, digest), ref in zip(lines, refs, strict=True):
-            if ref is None:
-                retraction = previous.retractions.get(digest)
-                if retraction is not None:  # an unchanged retraction: not parsed again
-                    result.retract(file, number, retraction, new=False)
-                else:
-                    to_parse.append((number, offset, length, digest))
-                continue
-            seen = kept_at[ref[0]]
-            if seen[ref[1]]:
-                first = int(seen[ref[1]])
-                same = result.where(first >> 32, first & 0xFFFFFFFF)
-                result.problem(
-                    result.where(file, number), "id", f"duplicate line, the same article as {same}"
-                )
-                continue
-            seen[ref[1]] = file << 32 | number
+        for i in np.flatnonzero(languages < 0).tolist():
+            digest = records["hash"][i].tobytes()
+            retraction = previous.retractions.get(digest)
+            if retraction is not None:  # an unchanged retraction: not parsed again
+                result.retract(file, int(records["line"][i]), retraction, new=False)
+            else:
+                if places is None:  # the build state holds a line no longer served: read it
+                    places = _file_lines(path)
+                to_parse.append(places[i])
         if to_parse:
             _parse_lines(file, to_parse, result, validate)
-        del lines, refs, to_parse
+        del places, languages, gids, to_parse
     result.kept = {lang: at != 0 for lang, at in kept_at.items()}
     result.kept_at = kept_at
     _duplicates(result)
@@ -320,6 +312,40 @@ def scan(src: Path, previous: Previous, *, validate: bool = True) -> Scan:
     if result.problems:
         raise SourceError(result.problems)
     return result
+
+
+def _keep(
+    result: Scan,
+    kept_at: dict[str, np.ndarray],
+    file: int,
+    numbers: np.ndarray,
+    languages: np.ndarray,
+    gids: np.ndarray,
+) -> None:
+    """Mark the served articles whose lines these are (file `file`, line `numbers`) as kept,
+    where they are; a line of an article already seen, in an earlier file or earlier in this
+    one, is a problem naming the first."""
+    here = np.int64(file) << 32 | numbers.astype(np.int64)
+    repeated: list[tuple[int, str, int]] = []  # (index of the line, language, gid)
+    for n, language in enumerate(LANGUAGES):
+        lines = np.flatnonzero(languages == n)
+        if not lines.size:
+            continue
+        seen, g = kept_at[language], gids[lines]
+        fresh = np.zeros(lines.size, dtype=bool)
+        fresh[np.unique(g, return_index=True)[1]] = True
+        fresh &= seen[g] == 0
+        seen[g[fresh]] = here[lines[fresh]]
+        repeated += [
+            (i, language, gid)
+            for i, gid in zip(lines[~fresh].tolist(), g[~fresh].tolist(), strict=True)
+        ]
+    for i, language, gid in sorted(repeated):
+        first = int(kept_at[language][gid])
+        same = result.where(first >> 32, first & 0xFFFFFFFF)
+        result.problem(
+            result.where(file, int(numbers[i])), "id", f"duplicate line, the same article as {same}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
