@@ -44,8 +44,6 @@ def build_generation(
     `previous` is the language's entry in the bundle being updated: its feeds are reused
     where their articles did not change. `retracted`: the language's retracted articles.
     `publish`: what the change feed records of this build (app/builder/changes.py)."""
-    rows: list[tuple[int, bytes, int]] = []  # (-published, id, gid) of every live document
-    categories: list[str] = []  # by gid
     by_story: list[tuple[bytes, int]] = []  # (story id, gid) of live documents with a story
     etags: list[memoryview] = []
     readers: list[SegmentReader] = []
@@ -54,28 +52,35 @@ def build_generation(
     for desc, dead in zip(segments, deleted, strict=True):
         reader = SegmentReader(store, desc)
         readers.append(reader)
-        published = reader.published().tolist()
-        ids = reader.ids()
         live = np.ones(reader.docs, dtype=bool)
         live[dead] = False
         alive.append(live)
-        rows.extend((-published[i], ids[i], base + i) for i in np.flatnonzero(live).tolist())
-        categories.extend(reader.categories())
         by_story.extend((story, base + local) for local, story in reader.with_story(live))
         etags.append(reader.etags)
         base += reader.docs
-    rows.sort()
-    order = np.asarray([gid for _, _, gid in rows], dtype="<u4")
-    by_id = sorted((article_id, gid) for _, article_id, gid in rows)
-    ids_off = np.concatenate(([0], np.cumsum([len(i) for i, _ in by_id], dtype=np.int64)))
+    # Every publish orders the language's whole archive again: one sort of its ids, the rest
+    # in numpy by gid, so no Python step per article beyond listing the ids.
+    ids = [i for reader in readers for i in reader.ids()]  # by gid
+    is_live = np.concatenate(alive) if alive else np.zeros(0, dtype=bool)
+    by_bytes = np.asarray(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
+    id_order = by_bytes[is_live[by_bytes]]  # the live gids, their ids bytewise
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[by_bytes] = np.arange(len(ids))
+    live_gids = np.flatnonzero(is_live)
+    published_all = np.concatenate([r.published() for r in readers] or [np.zeros(0, "<i8")])
+    # List order: published desc, then id asc (ids are unique among live documents).
+    order = live_gids[np.lexsort((rank[live_gids], -published_all[live_gids]))].astype("<u4")
+    served_ids = [ids[g] for g in id_order.tolist()]
+    ids_off = np.concatenate(([0], np.cumsum([len(i) for i in served_ids], dtype=np.int64)))
 
-    names = sorted({categories[gid] for gid in order.tolist()})
-    number = {name: i for i, name in enumerate(names)}
-    category_of_position = np.asarray(
-        [number[categories[g]] for g in order.tolist()], dtype=np.int64
-    )
+    category_names, category_of = _categories(readers)
+    names = sorted({category_names[c] for c in np.unique(category_of[order]).tolist()})
+    renumber = np.full(len(category_names), -1, dtype=np.int64)
+    for i, name in enumerate(names):
+        renumber[category_names.index(name)] = i
+    category_of_position = renumber[category_of[order]]
     grouped = np.argsort(category_of_position, kind="stable").astype("<u4")
-    published_pos = -np.asarray([p for p, _, _ in rows], dtype="<i8")
+    published_pos = published_all[order].astype("<i8")
     # Oldest first: published asc, then list position asc (= id asc among equal times).
     oldest = np.lexsort((np.arange(order.size), published_pos)).astype("<u4")
     grouped_oldest = oldest[np.argsort(category_of_position[oldest], kind="stable")]
@@ -99,8 +104,8 @@ def build_generation(
         language,
         publish or changes.Publish("00" * 8, 0, 0, fresh=True, candidates={}),
         previous,
-        [i for i, _ in by_id],
-        [g for _, g in by_id],
+        served_ids,
+        id_order.tolist(),
         all_etags,
         retracted or [],
     )
@@ -119,10 +124,10 @@ def build_generation(
     encoded = precompress(categories_json)
     for name, data in (
         (fmt.ORDER, order.tobytes()),
-        (fmt.IDS_BIN, b"".join(i for i, _ in by_id)),
+        (fmt.IDS_BIN, b"".join(served_ids)),
         (fmt.IDS_OFF, ids_off.astype("<u8").tobytes()),
-        (fmt.IDS_GID, np.asarray([g for _, g in by_id], dtype="<u4").tobytes()),
-        (fmt.IDS_HASH, build_table([i for i, _ in by_id])),
+        (fmt.IDS_GID, id_order.astype("<u4").tobytes()),
+        (fmt.IDS_HASH, build_table(served_ids)),
         (fmt.CATEGORY_POS, grouped.tobytes()),
         (fmt.CATEGORIES_JSON, categories_json),
         *((fmt.CATEGORIES_ENCODED[e], encoded[e]) for e in sorted(fmt.CATEGORIES_ENCODED)),
@@ -141,7 +146,7 @@ def build_generation(
         files[name] = obj
         entries[obj] = entry
     meta = Language(
-        articles=len(rows),
+        articles=int(order.size),
         retracted=len(retracted or []),
         content_hash=content.hexdigest()[:20],
         codec=CODEC_ID,
@@ -152,6 +157,19 @@ def build_generation(
         feeds=feeds,
     )
     return meta, entries
+
+
+def _categories(readers: list[SegmentReader]) -> tuple[list[str], np.ndarray]:
+    """(every category name of the segments, sorted; each document's index into it, by gid)."""
+    tables = [reader.category_table() for reader in readers]
+    names = sorted({name for local, _ in tables for name in local})
+    where = {name: i for i, name in enumerate(names)}
+    parts = [
+        np.asarray([where[name] for name in local], dtype=np.int64)[numbers]
+        for local, numbers in tables
+        if numbers.size
+    ]
+    return names, np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 class _Feeds:

@@ -143,9 +143,13 @@ class SegmentReader:
 
     def categories(self) -> list[str]:
         """Every document's category."""
+        names, numbers = self.category_table()
+        return [names[i] for i in numbers.tolist()]
+
+    def category_table(self) -> tuple[list[str], np.ndarray]:
+        """(the segment's category names, each document's index into them)."""
         names: list[str] = orjson.loads(self._files[fmt.SEG_CATEGORIES])
-        numbers = np.frombuffer(self._files[fmt.CATEGORY_OF], dtype="<u4").tolist()
-        return [names[i] for i in numbers]
+        return names, np.frombuffer(self._files[fmt.CATEGORY_OF], dtype="<u4")
 
     def corrections(self) -> list[list[Any]]:
         """[[document, title, [[at microseconds, at, text], ...]], ...] (fmt.SEG_CORRECTIONS)."""
