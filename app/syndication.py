@@ -40,11 +40,19 @@ MEDIA_TYPES = {
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
+# Escapes, `&` first: chained str.replace, several times faster than str.translate with a
+# table of strings on article-length text (feeds are rendered on every publish).
+_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("'", "&apos;"))
 # RSS Best Practices Profile ("Encoding & and < in plain text"): hexadecimal references, which
 # readers that guess whether RSS text is HTML read as text.
-_RSS_PLAIN = str.maketrans({"&": "&#x26;", "<": "&#x3C;", ">": "&#x3E;"})
-_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_RSS_PLAIN = (("&", "&#x26;"), ("<", "&#x3C;"), (">", "&#x3E;"))
+_HTML = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
+
+
+def _escaped(value: str, escapes: tuple[tuple[str, str], ...]) -> str:
+    for char, reference in escapes:
+        value = value.replace(char, reference)
+    return value
 
 
 def newlines(value: str) -> str:
@@ -60,18 +68,18 @@ def plain(value: str) -> str:
 
 def xml_text(value: str) -> str:
     """`value` as XML character data or attribute value: forbidden characters dropped."""
-    return plain(value).translate(_ESCAPES)
+    return _escaped(plain(value), _ESCAPES)
 
 
 def rss_plain(value: str) -> str:
     """Plain text in an RSS element that readers may take for HTML (title, category)."""
-    return plain(value).translate(_RSS_PLAIN)
+    return _escaped(plain(value), _RSS_PLAIN)
 
 
 def rss_html(value: str) -> str:
     """Plain text in an RSS `description`, which holds HTML: escaped as HTML, then as XML, so a
     reader shows `<script>` as text (RSS Best Practices Profile, "description")."""
-    return plain(value).translate(_HTML).translate(_ESCAPES)
+    return _escaped(_escaped(plain(value), _HTML), _ESCAPES)
 
 
 def entry_id(language: str, article_id: str) -> str:
