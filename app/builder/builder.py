@@ -392,22 +392,21 @@ def finish_full(
         if segments[language]:
             report.changed_languages.append(language)
     report.merged = built.merged
-    notices = _notices(store, None, result, report)
-    languages = _generations(
-        executor,
-        store,
-        None,
-        existing,
-        result,
-        segments,
-        deleted,
-        notices,
-        plan.urls,
-        report,
-        entries,
-        publish_time,
+    final = _Final(
+        store=store,
+        built_on=None,
+        existing=existing,
+        result=result,
+        segments=segments,
+        deleted=deleted,
+        notices=_notices(store, None, result, report),
+        urls=plan.urls,
+        report=report,
+        entries=entries,
+        publish_time=publish_time,
         full=True,
     )
+    languages = _generations(executor, final)
     return _commit_build(out, store, existing, result, languages, entries, plan.urls, report)
 
 
@@ -606,21 +605,21 @@ def _plan_languages(
                 del deleted[language][i]
             segments[language].insert(first, desc)
             deleted[language].insert(first, np.zeros(0, dtype=np.int64))
-    return _generations(
-        executor,
-        store,
-        built_on,
-        existing,
-        result,
-        segments,
-        deleted,
-        notices,
-        urls,
-        report,
-        entries,
-        publish_time,
+    final = _Final(
+        store=store,
+        built_on=built_on,
+        existing=existing,
+        result=result,
+        segments=segments,
+        deleted=deleted,
+        notices=notices,
+        urls=urls,
+        report=report,
+        entries=entries,
+        publish_time=publish_time,
         full=False,
     )
+    return _generations(executor, final)
 
 
 def _notices(
@@ -651,33 +650,39 @@ def _notices(
     return notices
 
 
-def _generations(
-    executor: _Workers,
-    store: ObjectStore,
-    built_on: Manifest | None,
-    existing: Manifest | None,
-    result: Any,
-    segments: dict[str, list[Segment]],
-    deleted: dict[str, list[np.ndarray]],
-    notices: dict[str, list[retractions.RetractedArticle]],
-    urls: PublicUrls,
-    report: BuildReport,
-    entries: dict[str, ObjectEntry],
-    publish_time: int | None,
-    *,
-    full: bool,
-) -> dict[str, Language]:
-    """The generation of every language over its final `segments`, in worker processes;
-    fills `entries` with those of the objects they write."""
+@dataclass(frozen=True, slots=True)
+class _Final:
+    """What a build's generations are made from, once its segments are final: the store,
+    the bundle built on (None from scratch) and the one in `out`, the scan's result, each
+    language's segments with their deleted documents and its retraction notices, the public
+    URLs, the report to fill, the object entries to add to, the change feed's time (None: the
+    clock, or the sources' newest time from scratch), and whether this is a full build."""
+
+    store: ObjectStore
+    built_on: Manifest | None
+    existing: Manifest | None
+    result: Any
+    segments: dict[str, list[Segment]]
+    deleted: dict[str, list[np.ndarray]]
+    notices: dict[str, list[retractions.RetractedArticle]]
+    urls: PublicUrls
+    report: BuildReport
+    entries: dict[str, ObjectEntry]
+    publish_time: int | None
+    full: bool
+
+
+def _generations(executor: _Workers, final: _Final) -> dict[str, Language]:
+    """The generation of every language over its final segments, in worker processes;
+    fills `final.entries` with those of the objects they write."""
+    store, built_on, segments = final.store, final.built_on, final.segments
     # Every segment of a language must number the same pair words (app/search/pair_words.py),
     # or the server would refuse the bundle: refuse it here, before anything is committed.
     for language in LANGUAGES:
         lists = {_pair_words_of(store, desc) for desc in segments[language]}
         if len(lists) > 1:
             raise BundleError(f"language {language}: segments index different pair words")
-    publish = _publish(
-        store, built_on, existing, result, segments, notices, report, publish_time, full=full
-    )
+    publish = _publish(final)
     # 4. Generations: each sorts every live article of its language (and renders its changed
     # feeds), so on a large archive they run side by side in worker processes.
     generations = {
@@ -686,10 +691,10 @@ def _generations(
             store,
             language,
             segments[language],
-            deleted[language],
-            urls,
+            final.deleted[language],
+            final.urls,
             None if built_on is None else built_on.languages[language],
-            notices[language],
+            final.notices[language],
             publish,
             work=sum(desc.docs for desc in segments[language]),
         )
@@ -698,24 +703,13 @@ def _generations(
     languages = {}
     for language in LANGUAGES:
         meta, written = generations[language].result()
-        entries.update(written)
+        final.entries.update(written)
         languages[language] = meta
-        report.segments[language] = len(segments[language])
+        final.report.segments[language] = len(segments[language])
     return languages
 
 
-def _publish(
-    store: ObjectStore,
-    built_on: Manifest | None,
-    existing: Manifest | None,
-    result: Any,
-    segments: dict[str, list[Segment]],
-    notices: dict[str, list[retractions.RetractedArticle]],
-    report: BuildReport,
-    publish_time: int | None,
-    *,
-    full: bool,
-) -> changes.Publish:
+def _publish(final: _Final) -> changes.Publish:
     """What the change feed records of this build (app/builder/changes.py): the lineage it
     belongs to, its time, the retention, and each language's candidate ids.
 
@@ -724,6 +718,9 @@ def _publish(
     a correction's `at`) and its lineage a digest of that time and of the source lines. An
     incremental build keeps the lineage and is stamped by the clock (whole seconds), never
     earlier than the lineage's last publish."""
+    store, built_on, existing, result = final.store, final.built_on, final.existing, final.result
+    segments, notices, report = final.segments, final.notices, final.report
+    publish_time, full = final.publish_time, final.full
     retention = changes.DAY_US * int(os.environ.get("NEWS_CHANGES_RETENTION_DAYS", "90"))
     if not full and built_on is not None:
         metas = [
