@@ -28,6 +28,7 @@ from tests.reliability.harness import (
     sample_article_ids,
     wait_until,
 )
+from tests.server import children
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
 
@@ -61,9 +62,15 @@ def access_records(cluster: Cluster) -> dict[str, list[dict[str, object]]]:
 
 
 def restart(cluster: Cluster, name: str) -> None:
+    """Start the instance again and wait until it is ready with all its workers: gunicorn
+    forks them up to 0.1 s apart, and the first can answer /ready before the last exists."""
     member = next(m for m in cluster.members if m.name == name)
     cluster.start_instance(member)
     assert wait_until(lambda: ready(member.address) is not None, 20), member.log_path.read_text()
+    workers = int(cluster.instance_env(member).get("WEB_CONCURRENCY", "2"))
+    assert member.pid is not None
+    pid = member.pid
+    assert wait_until(lambda: len(children(pid)) == workers, 20), member.log_path.read_text()
 
 
 # -- instances failing and changing under load -------------------------------------------
