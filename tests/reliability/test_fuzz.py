@@ -61,7 +61,7 @@ def test_the_config_files_exceptions_are_the_ones_in_force(monkeypatch: pytest.M
             for name in names:
                 if not config.get_by_name(name=name).enabled:
                     off.setdefault(name, set()).add(operation.definition.raw["operationId"])
-    # A comment held for moderation is a 201 whose comment answers readers 404.
-    assert off == {
-        "ensure_resource_availability": {"createComment", "getComment", "getCommentHead"}
-    }
+    # A comment held for moderation is a 201 whose comment answers readers 404 on every
+    # operation they make on it by id.
+    readers = {"getComment", "getCommentHead", "reportComment", "sendNotice", "editComment"}
+    assert off == {"ensure_resource_availability": {"createComment", *readers}}
