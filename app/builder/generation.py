@@ -73,11 +73,12 @@ def build_generation(
     served_ids = [ids[g] for g in id_order.tolist()]
     ids_off = np.concatenate(([0], np.cumsum([len(i) for i in served_ids], dtype=np.int64)))
 
+    # The categories of the live articles: a sorted subset of the segments' sorted names.
     category_names, category_of = _categories(readers)
-    names = sorted({category_names[c] for c in np.unique(category_of[order]).tolist()})
+    used = np.unique(category_of[order])
+    names = [category_names[c] for c in used.tolist()]
     renumber = np.full(len(category_names), -1, dtype=np.int64)
-    for i, name in enumerate(names):
-        renumber[category_names.index(name)] = i
+    renumber[used] = np.arange(used.size)
     category_of_position = renumber[category_of[order]]
     grouped = np.argsort(category_of_position, kind="stable").astype("<u4")
     published_pos = published_all[order].astype("<i8")
