@@ -239,6 +239,11 @@ class Scan:
     def where(self, file: int, line: int) -> str:
         return f"{self.paths[file]}:{line}"
 
+    def kept_where(self, language: str, gid: int) -> str:
+        """Where the line of kept article `gid` is (kept_at holds file << 32 | line)."""
+        at = int(self.kept_at[language][gid])
+        return self.where(at >> 32, at & 0xFFFFFFFF)
+
 
 def _file_lines(path: Path) -> list[tuple[int, int, int, bytes]]:
     """(line number, offset, length, hash) of each non-blank line; reads through mmap, so a
@@ -277,7 +282,9 @@ def scan(src: Path, previous: Previous, *, validate: bool = True) -> Scan:
         raise SourceError([f"{src}: no *.jsonl files found"])
     result = Scan(paths=paths)
     # Where each kept article's line is: file << 32 | line, per language and gid (0: not seen).
-    kept_at = {lang: np.zeros(previous.sizes.get(lang, 0), dtype=np.int64) for lang in LANGUAGES}
+    kept_at = result.kept_at = {
+        lang: np.zeros(previous.sizes.get(lang, 0), dtype=np.int64) for lang in LANGUAGES
+    }
     for file, path in enumerate(paths):
         rel = path.relative_to(src).as_posix()
         st = path.stat()
@@ -291,7 +298,7 @@ def scan(src: Path, previous: Previous, *, validate: bool = True) -> Scan:
         result.files.append({"path": rel, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
         result.lines[rel] = records
         languages, gids = previous.find_all(records["hash"])
-        _keep(result, kept_at, file, records["line"], languages, gids)
+        _keep(result, file, records["line"], languages, gids)
         to_parse = []
         for i in np.flatnonzero(languages < 0).tolist():
             digest = records["hash"][i].tobytes()
@@ -306,9 +313,8 @@ def scan(src: Path, previous: Previous, *, validate: bool = True) -> Scan:
             _parse_lines(file, to_parse, result, validate)
         del places, languages, gids, to_parse
     result.kept = {lang: at != 0 for lang, at in kept_at.items()}
-    result.kept_at = kept_at
     _duplicates(result)
-    _resolve(result, previous, kept_at)
+    _resolve(result, previous)
     if result.problems:
         raise SourceError(result.problems)
     return result
@@ -316,7 +322,6 @@ def scan(src: Path, previous: Previous, *, validate: bool = True) -> Scan:
 
 def _keep(
     result: Scan,
-    kept_at: dict[str, np.ndarray],
     file: int,
     numbers: np.ndarray,
     languages: np.ndarray,
@@ -331,7 +336,7 @@ def _keep(
         lines = np.flatnonzero(languages == n)
         if not lines.size:
             continue
-        seen, g = kept_at[language], gids[lines]
+        seen, g = result.kept_at[language], gids[lines]
         fresh = np.zeros(lines.size, dtype=bool)
         fresh[np.unique(g, return_index=True)[1]] = True
         fresh &= seen[g] == 0
@@ -341,8 +346,7 @@ def _keep(
             for i, gid in zip(lines[~fresh].tolist(), g[~fresh].tolist(), strict=True)
         ]
     for i, language, gid in sorted(repeated):
-        first = int(kept_at[language][gid])
-        same = result.where(first >> 32, first & 0xFFFFFFFF)
+        same = result.kept_where(language, gid)
         result.problem(
             result.where(file, int(numbers[i])), "id", f"duplicate line, the same article as {same}"
         )
@@ -435,7 +439,7 @@ def _duplicates(result: Scan) -> None:
         result.problem(result.where(file, line), "id", message)
 
 
-def _resolve(result: Scan, previous: Previous, kept_at: dict[str, np.ndarray]) -> None:
+def _resolve(result: Scan, previous: Previous) -> None:
     """A new article whose id is already served replaces it, unless that article's own line
     is still in the sources: then the id is there twice."""
     for language in LANGUAGES:
@@ -446,13 +450,12 @@ def _resolve(result: Scan, previous: Previous, kept_at: dict[str, np.ndarray]) -
             gid = previous.gid_of(language, article_id)
             if gid is None:
                 continue
-            first = int(kept_at[language][gid])
-            if first:
+            if result.kept_at[language][gid]:
                 result.problem(
                     result.where(file, line),
                     "id",
                     f"duplicate id {article_id!r} in language {language!r} "
-                    f"(first at {result.where(first >> 32, first & 0xFFFFFFFF)})",
+                    f"(first at {result.kept_where(language, gid)})",
                 )
             else:
                 result.replaced.setdefault(language, set()).add(gid)

@@ -129,14 +129,13 @@ def plan(
             if member is not None:
                 new = result.new[language]
                 members[language] = new.ids[member]
-                if still:
-                    at = int(result.kept_at[language][gid])
+                if still and gid is not None:
                     problems.append(
                         (
                             new.file[member],
                             new.line[member],
                             f"duplicate story_id {story!r} in language {language!r} (first "
-                            f"at {result.where(at >> 32, at & 0xFFFFFFFF)})",
+                            f"at {result.kept_where(language, gid)})",
                         )
                     )
             elif still and gid is not None:
