@@ -342,25 +342,10 @@ def build_report(
         story_plan = stories.plan(result, previous, store, manifest)  # SourceError too
         store.create()
         store.remove_temporaries()
-        report = BuildReport("", incremental=True)
-
+        incremental = _Build.start(out, store, existing, manifest, result, urls, publish_time)
         with _Workers(jobs) as executor:
-            entries = dict(existing.objects) if existing is not None else {}
-            languages = _plan_languages(
-                executor,
-                store,
-                out,
-                manifest,
-                result,
-                story_plan,
-                urls,
-                merge,
-                report,
-                entries,
-                existing=existing,
-                publish_time=publish_time,
-            )
-        return _commit_build(out, store, existing, result, languages, entries, urls, report)
+            languages = _plan_languages(executor, incremental, story_plan, merge)
+        return _commit_build(incremental, languages)
 
 
 def finish_full(
@@ -375,10 +360,9 @@ def finish_full(
     """What a from-scratch build does once every unit of its plan is a segment in `store`
     (app.builder.shards: a single build, or the merge of a sharded one): generations, site,
     and the commit of the manifest."""
-    result = plan.result
-    report = BuildReport("", incremental=False)
-    entries = dict(existing.objects) if existing is not None else {}
-    entries.update(built.entries)
+    build = _Build.start(out, store, existing, None, plan.result, plan.urls, publish_time)
+    result, report = build.result, build.report
+    build.entries.update(built.entries)
     units = plan.units()
     segments: dict[str, list[Segment]] = {}
     deleted: dict[str, list[np.ndarray]] = {}
@@ -392,35 +376,14 @@ def finish_full(
         if segments[language]:
             report.changed_languages.append(language)
     report.merged = built.merged
-    final = _Final(
-        store=store,
-        built_on=None,
-        existing=existing,
-        result=result,
-        segments=segments,
-        deleted=deleted,
-        notices=_notices(store, None, result, report),
-        urls=plan.urls,
-        report=report,
-        entries=entries,
-        publish_time=publish_time,
-        full=True,
-    )
-    languages = _generations(executor, final)
-    return _commit_build(out, store, existing, result, languages, entries, plan.urls, report)
+    languages = _generations(executor, _Final(build, segments, deleted, _notices(build)))
+    return _commit_build(build, languages)
 
 
-def _commit_build(
-    out: Path,
-    store: ObjectStore,
-    existing: Manifest | None,
-    result: Any,
-    languages: dict[str, Language],
-    entries: dict[str, ObjectEntry],
-    urls: PublicUrls,
-    report: BuildReport,
-) -> BuildReport:
+def _commit_build(build: _Build, languages: dict[str, Language]) -> BuildReport:
     """The site and the manifest of `languages`, committed (app.bundle.commit)."""
+    out, store, existing, result = build.out, build.store, build.existing, build.result
+    entries, urls, report = build.entries, build.urls, build.report
     site, written = build_site(store, languages, urls, fmt.SITEMAP_PAGE_URLS)
     entries.update(written)
     new = Manifest.assemble(
@@ -473,23 +436,13 @@ def _remove_old_layout(out: Path) -> None:
 
 
 def _plan_languages(
-    executor: _Workers,
-    store: ObjectStore,
-    out: Path,
-    built_on: Manifest | None,
-    result: Any,
-    story_plan: stories.StoryPlan,
-    urls: PublicUrls,
-    merge: Merge,
-    report: BuildReport,
-    entries: dict[str, ObjectEntry],
-    *,
-    existing: Manifest | None = None,
-    publish_time: int | None = None,
+    executor: _Workers, build: _Build, story_plan: stories.StoryPlan, merge: Merge
 ) -> dict[str, Language]:
     """New segments, merges and generations of every language of an incremental build,
-    built on `built_on` (the manifest served); fills `entries` with the
+    built on `build.built_on` (the manifest served); fills `build.entries` with the
     manifest entries of the objects they write. A from-scratch build: finish_full."""
+    out, store, built_on, result = build.out, build.store, build.built_on, build.result
+    urls, report, entries = build.urls, build.report, build.entries
 
     def run(fn: Any, *args: Any, work: int) -> Any:
         return executor.submit(fn, *args, work=work)
@@ -559,7 +512,7 @@ def _plan_languages(
             report.changed_languages.append(language)
         report.changed_articles[language] += [i for i in _ids_of(store, meta, retracted)]
         report.changed_categories[language] += _categories_of(store, meta, retracted | replaced)
-    notices = _notices(store, built_on, result, report)
+    notices = _notices(build)
     for language in LANGUAGES:
         for future in compiles[language]:
             desc, written = future.result()
@@ -605,28 +558,13 @@ def _plan_languages(
                 del deleted[language][i]
             segments[language].insert(first, desc)
             deleted[language].insert(first, np.zeros(0, dtype=np.int64))
-    final = _Final(
-        store=store,
-        built_on=built_on,
-        existing=existing,
-        result=result,
-        segments=segments,
-        deleted=deleted,
-        notices=notices,
-        urls=urls,
-        report=report,
-        entries=entries,
-        publish_time=publish_time,
-        full=False,
-    )
-    return _generations(executor, final)
+    return _generations(executor, _Final(build, segments, deleted, notices))
 
 
-def _notices(
-    store: ObjectStore, built_on: Manifest | None, result: Any, report: BuildReport
-) -> dict[str, list[retractions.RetractedArticle]]:
+def _notices(build: _Build) -> dict[str, list[retractions.RetractedArticle]]:
     """Each language's retraction notices; counts and reports those added, changed or
     withdrawn."""
+    store, built_on, result, report = build.store, build.built_on, build.result, build.report
     # Retraction notices: a new or changed one, or one withdrawn, changes the article's URL
     # (410 or not), the corrections log, and (for a served article) its lists.
     notices: dict[str, list[retractions.RetractedArticle]] = {}
@@ -651,31 +589,61 @@ def _notices(
 
 
 @dataclass(frozen=True, slots=True)
-class _Final:
-    """What a build's generations are made from, once its segments are final: the store,
-    the bundle built on (None from scratch) and the one in `out`, the scan's result, each
-    language's segments with their deleted documents and its retraction notices, the public
-    URLs, the report to fill, the object entries to add to, the change feed's time (None: the
-    clock, or the sources' newest time from scratch), and whether this is a full build."""
+class _Build:
+    """One build from its scan to its commit: the output and its store, the manifest served
+    there (`existing`) and the one built on (`built_on`: None from scratch), the scan's
+    result, the public URLs, the report it fills, the object entries of the manifest to
+    commit, and the change feed's time (None: the clock, or the sources' newest time from
+    scratch)."""
 
+    out: Path
     store: ObjectStore
-    built_on: Manifest | None
     existing: Manifest | None
+    built_on: Manifest | None
     result: Any
-    segments: dict[str, list[Segment]]
-    deleted: dict[str, list[np.ndarray]]
-    notices: dict[str, list[retractions.RetractedArticle]]
     urls: PublicUrls
     report: BuildReport
     entries: dict[str, ObjectEntry]
     publish_time: int | None
-    full: bool
+
+    @classmethod
+    def start(
+        cls,
+        out: Path,
+        store: ObjectStore,
+        existing: Manifest | None,
+        built_on: Manifest | None,
+        result: Any,
+        urls: PublicUrls,
+        publish_time: int | None,
+    ) -> _Build:
+        """A build's start: an empty report, and the served bundle's object entries (a build
+        adds to them; the commit keeps those the new manifest names)."""
+        entries = dict(existing.objects) if existing is not None else {}
+        report = BuildReport("", incremental=built_on is not None)
+        return cls(out, store, existing, built_on, result, urls, report, entries, publish_time)
+
+    @property
+    def full(self) -> bool:
+        return self.built_on is None
+
+
+@dataclass(frozen=True, slots=True)
+class _Final:
+    """What a build's generations are made from, once its segments are final: each
+    language's segments with their deleted documents, and its retraction notices."""
+
+    build: _Build
+    segments: dict[str, list[Segment]]
+    deleted: dict[str, list[np.ndarray]]
+    notices: dict[str, list[retractions.RetractedArticle]]
 
 
 def _generations(executor: _Workers, final: _Final) -> dict[str, Language]:
     """The generation of every language over its final segments, in worker processes;
     fills `final.entries` with those of the objects they write."""
-    store, built_on, segments = final.store, final.built_on, final.segments
+    build, segments = final.build, final.segments
+    store, built_on = build.store, build.built_on
     # Every segment of a language must number the same pair words (app/search/pair_words.py),
     # or the server would refuse the bundle: refuse it here, before anything is committed.
     for language in LANGUAGES:
@@ -692,7 +660,7 @@ def _generations(executor: _Workers, final: _Final) -> dict[str, Language]:
             language,
             segments[language],
             final.deleted[language],
-            final.urls,
+            build.urls,
             None if built_on is None else built_on.languages[language],
             final.notices[language],
             publish,
@@ -703,9 +671,9 @@ def _generations(executor: _Workers, final: _Final) -> dict[str, Language]:
     languages = {}
     for language in LANGUAGES:
         meta, written = generations[language].result()
-        final.entries.update(written)
+        build.entries.update(written)
         languages[language] = meta
-        final.report.segments[language] = len(segments[language])
+        build.report.segments[language] = len(segments[language])
     return languages
 
 
@@ -718,9 +686,9 @@ def _publish(final: _Final) -> changes.Publish:
     a correction's `at`) and its lineage a digest of that time and of the source lines. An
     incremental build keeps the lineage and is stamped by the clock (whole seconds), never
     earlier than the lineage's last publish."""
-    store, built_on, existing, result = final.store, final.built_on, final.existing, final.result
-    segments, notices, report = final.segments, final.notices, final.report
-    publish_time, full = final.publish_time, final.full
+    build, segments, notices = final.build, final.segments, final.notices
+    store, built_on, existing, result = build.store, build.built_on, build.existing, build.result
+    report, publish_time, full = build.report, build.publish_time, build.full
     retention = changes.DAY_US * int(os.environ.get("NEWS_CHANGES_RETENTION_DAYS", "90"))
     if not full and built_on is not None:
         metas = [
