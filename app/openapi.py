@@ -20,6 +20,7 @@ from pydantic.json_schema import models_json_schema
 from app import models as m
 from app import versions
 from app.comments import comment_wire as cw
+from app.comments.auth import CHALLENGE_DETAILS
 from app.declarations import Operation, Route
 
 _JSON = "application/json"
@@ -289,6 +290,8 @@ def _responses(route: Route, op: Operation) -> dict[str, Any]:
     for status, description in sorted(op.errors.items()):
         model: type[BaseModel] = m.ValidationError if status == 422 else m.Error
         example = ERROR_EXAMPLES[status]
+        if status == 401 and op.auth is not None:
+            example = {"detail": CHALLENGE_DETAILS[op.auth]}
         if status in op.error_details:
             example = {"detail": op.error_details[status]}
         notice = status == 410 and op.gone == "notice"

@@ -504,11 +504,7 @@ ROUTES: tuple[Route, ...] = (
                 response_headers=("Location", "Idempotent-Replayed"),
                 links=_created_links(),
                 auth="author?",
-                error_details={
-                    401: "Unknown author token",
-                    403: "Comments are closed",
-                    409: "Duplicate comment",
-                },
+                error_details={403: "Comments are closed", 409: "Duplicate comment"},
             ),
         ),
     ),
@@ -580,11 +576,7 @@ ROUTES: tuple[Route, ...] = (
                     },
                 ),
                 auth="author",
-                error_details={
-                    401: "Unknown author token",
-                    404: "Comment not found",
-                    409: "Edit window closed",
-                },
+                error_details={404: "Comment not found", 409: "Edit window closed"},
             ),
             Operation(
                 "deleteComment",
@@ -761,10 +753,7 @@ ROUTES: tuple[Route, ...] = (
                     STORE, {401: "No token.", 404: "No such notice, or a wrong token."}
                 ),
                 auth="notice",
-                error_details={
-                    401: "The notice's access token is required",
-                    404: "Notice not found",
-                },
+                error_details={404: "Notice not found"},
             ),
         ),
     ),
@@ -784,7 +773,6 @@ ROUTES: tuple[Route, ...] = (
                 w.OwnComments,
                 errors=error_statuses(STORE, _UNKNOWN_AUTHOR),
                 auth="author",
-                error_details={401: "Unknown author token"},
             ),
             Operation(
                 "eraseMyComments",
@@ -798,7 +786,6 @@ ROUTES: tuple[Route, ...] = (
                 status=204,
                 errors=error_statuses(STORE, _UNKNOWN_AUTHOR),
                 auth="author",
-                error_details={401: "Unknown author token"},
             ),
         ),
     ),

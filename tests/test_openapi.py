@@ -293,3 +293,28 @@ def test_error_examples_are_what_the_service_answers(client: TestClient) -> None
     for status, result in answers.items():
         assert result.status_code == status
         assert result.json == ERROR_EXAMPLES[status], status
+
+
+def test_401_examples_are_what_the_service_answers(client: TestClient, doc: dict[str, Any]) -> None:
+    """Every operation that documents a 401 answers one, without a token or with a token no
+    one holds, and its example is the detail of one of those answers (the example follows
+    the token the operation reads: app.comments.auth.CHALLENGE_DETAILS)."""
+    values = {"language": "en", "article_id": "new-year", "comment_id": "c1", "notice_id": "n1"}
+    checked = 0
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            if method == "head" or not isinstance(op, dict) or "401" not in op["responses"]:
+                continue
+            target = re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
+            example = op["responses"]["401"]["content"]["application/json"]["example"]
+            details = set()
+            for headers in ({}, {"Authorization": "Bearer no-one-holds-this"}):
+                result = client.simulate_request(
+                    method.upper(), target, headers=headers, json={} if method != "get" else None
+                )
+                if result.status_code == 401:
+                    details.add(result.json["detail"])
+            assert details, (op["operationId"], "no 401 without a token or with a wrong one")
+            assert example["detail"] in details, (op["operationId"], example, details)
+            checked += 1
+    assert checked >= 10

@@ -25,6 +25,19 @@ from app.errors import APIError, article_not_found
 
 T = TypeVar("T")
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="comments"'}
+# The `detail` of a 401 for a token that is not the one the operation reads.
+UNKNOWN_AUTHOR = "Unknown author token"
+NOT_A_MODERATOR = "Invalid or missing moderator token"
+NOTICE_TOKEN_REQUIRED = "The notice's access token is required"
+MODERATOR_OR_AUTHOR_REQUIRED = "A moderator's or the author's token is required"
+# By the token an operation reads (its `auth` in app/routes.py): the 401 app/openapi.py shows.
+CHALLENGE_DETAILS = {
+    "moderator": NOT_A_MODERATOR,
+    "author": UNKNOWN_AUTHOR,
+    "author?": UNKNOWN_AUTHOR,
+    "notice": NOTICE_TOKEN_REQUIRED,
+    "moderator|author": MODERATOR_OR_AUTHOR_REQUIRED,
+}
 # Rule 5: a link is any of these, in any case.
 _LINK_RE = re.compile(r"https?://|www\.", re.IGNORECASE)
 
@@ -110,7 +123,7 @@ class Context:
             return None
         author_id = self.tokens().author_of(token)
         if author_id is None:
-            raise unauthorized("Unknown author token")
+            raise unauthorized(UNKNOWN_AUTHOR)
         return author_id
 
     def moderator(self, req: falcon.Request, language: str | None) -> Moderator:
@@ -118,7 +131,7 @@ class Context:
         token = bearer(req)
         found = None if token is None else self.moderators.identify(token)
         if found is None:
-            raise unauthorized("Invalid or missing moderator token")
+            raise unauthorized(NOT_A_MODERATOR)
         if language is not None and not found.covers(language):
             raise APIError(403, "Not a moderator of this language")
         return found

@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 import falcon
 
 from app.comments import shapes
-from app.comments.auth import bearer, unauthorized
+from app.comments.auth import NOTICE_TOKEN_REQUIRED, bearer, unauthorized
 from app.comments.model import RateLimit, RateLimited, Unfit
 from app.comments.resources import (
     CommentTarget,
@@ -98,7 +98,7 @@ class NoticeResource(_ContextResource):
         ctx = self.ctx
         token = bearer(req)
         if token is None:
-            raise unauthorized("The notice's access token is required")
+            raise unauthorized(NOTICE_TOKEN_REQUIRED)
         state = None
         if plausible_id(notice_id) and token:
             state = ctx.call(

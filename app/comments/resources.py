@@ -15,7 +15,7 @@ from urllib.parse import quote
 import falcon
 
 from app.comments import shapes
-from app.comments.auth import Context, bearer, unauthorized
+from app.comments.auth import MODERATOR_OR_AUTHOR_REQUIRED, Context, bearer, unauthorized
 from app.comments.clients import client_identity
 from app.comments.comment_wire import (
     CommentCount,
@@ -208,7 +208,7 @@ class CommentResource(_ContextResource):
         ctx = self.ctx
         token = bearer(req)
         if token is None:
-            raise unauthorized("A moderator's or the author's token is required")
+            raise unauthorized(MODERATOR_OR_AUTHOR_REQUIRED)
         moderator = ctx.moderators.identify(token)
         author_id = None
         if moderator is None:
