@@ -9,14 +9,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    StrictStr,
-)
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
 
 from app.models.common import ID_MAX, CommentTimestamp, Language, Page, PageQuery, wire_config
 

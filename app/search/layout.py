@@ -68,42 +68,25 @@ import orjson
 
 from app import versions
 
-META = "search.meta"
-WORDS = "search.words"
-WORDOFF = "search.wordoff"
-UNIGRAMS = "search.unigrams"
-BIGRAMS = "search.bigrams"
-PTR = "search.ptr"
-DOCS = "search.docs"
-SCORES = "search.scores"
-TRIGRAMS = "search.trigrams"
-TRIPTR = "search.triptr"
-TRIDOCS = "search.tridocs"
-TRICOUNT = "search.tricount"
-TRIPBASE = "search.tripbase"
-TRIPOS = "search.tripos"
-WORDCOUNT = "search.wordcount"
-WORDPBASE = "search.wordpbase"
-WORDPOS = "search.wordpos"
-
+# Every file of a language's search index, each named once here.
 ALL_FILES: tuple[str, ...] = (
-    META,
-    WORDS,
-    WORDOFF,
-    UNIGRAMS,
-    BIGRAMS,
-    PTR,
-    DOCS,
-    SCORES,
-    TRIGRAMS,
-    TRIPTR,
-    TRIDOCS,
-    TRICOUNT,
-    TRIPBASE,
-    TRIPOS,
-    WORDCOUNT,
-    WORDPBASE,
-    WORDPOS,
+    META := "search.meta",
+    WORDS := "search.words",
+    WORDOFF := "search.wordoff",
+    UNIGRAMS := "search.unigrams",
+    BIGRAMS := "search.bigrams",
+    PTR := "search.ptr",
+    DOCS := "search.docs",
+    SCORES := "search.scores",
+    TRIGRAMS := "search.trigrams",
+    TRIPTR := "search.triptr",
+    TRIDOCS := "search.tridocs",
+    TRICOUNT := "search.tricount",
+    TRIPBASE := "search.tripbase",
+    TRIPOS := "search.tripos",
+    WORDCOUNT := "search.wordcount",
+    WORDPBASE := "search.wordpbase",
+    WORDPOS := "search.wordpos",
 )
 
 
