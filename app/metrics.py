@@ -277,5 +277,3 @@ class MetricsResource:
         self.metrics.flush()
         resp.content_type = CONTENT_TYPE_LATEST  # no-store: declared in app/routes.py
         resp.data = generate_latest(self.registry)
-
-    on_head = on_get

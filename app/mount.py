@@ -68,7 +68,8 @@ def _language(responder: Responder, fields: tuple[str, ...]) -> Responder:
 
 
 def _responder_names(method: str) -> tuple[str, ...]:
-    """A GET also answers HEAD with the same responder (every resource has `on_head`)."""
+    """A GET also answers HEAD with the same responder (mount gives every resource with an
+    `on_get` its `on_head`; app.delivery.send writes no body for a HEAD)."""
     return ("on_get", "on_head") if method == "get" else (f"on_{method}",)
 
 
@@ -90,6 +91,8 @@ def mount(app: falcon.App, shared: Shared, routes: Iterable[Route] = ROUTES) -> 
     in the checks its declaration asks for."""
     for route in routes:
         resource = route.make(shared)
+        if hasattr(resource, "on_get") and not hasattr(resource, "on_head"):
+            resource.on_head = resource.on_get  # type: ignore[attr-defined]
         _check_declared(route, resource)
         if route.cache == "public":
             assert isinstance(resource, BundleResource)

@@ -108,8 +108,6 @@ class NoticeResource(_ContextResource):
             raise APIError(404, "Notice not found")
         _send(resp, state.model_dump_json().encode())
 
-    on_head = on_get
-
 
 class QueueResource(_ContextResource):
     """`GET /api/v1/{language}/moderation/queue`."""
@@ -138,8 +136,6 @@ class QueueResource(_ContextResource):
             total,
         )
         _send(resp, body)
-
-    on_head = on_get
 
 
 @falcon.before(comment_target)
@@ -181,8 +177,6 @@ class LogResource(_ContextResource):
         following = items[-1].id if items else query.after
         _send(resp, LogPage(items=items, next=following).model_dump_json(by_alias=True).encode())
 
-    on_head = on_get
-
 
 class SettingsResource(_ContextResource):
     """`GET` (anyone) and `PUT` (moderators) `.../articles/{article_id}/comments/settings`."""
@@ -192,8 +186,6 @@ class SettingsResource(_ContextResource):
     ) -> None:
         self.ctx.require_article(language, article_id)
         self._answer(resp, language, article_id)
-
-    on_head = on_get
 
     def on_put(
         self, req: falcon.Request, resp: falcon.Response, language: str, article_id: str
@@ -236,8 +228,6 @@ class TransparencyResource(_ContextResource):
             (query.from_, query.to),
         )
         _send(resp, figures.model_dump_json(by_alias=True).encode())
-
-    on_head = on_get
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

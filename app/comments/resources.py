@@ -82,8 +82,6 @@ class CommentsResource(_ContextResource):
         set_link(req, resp, CommentListQuery, query.page, query.page_size, total)
         _send(resp, list_body(query, [c.model_dump_json().encode() for c in comments], total))
 
-    on_head = on_get
-
     def on_post(
         self, req: falcon.Request, resp: falcon.Response, language: str, article_id: str
     ) -> None:
@@ -174,8 +172,6 @@ class CommentResource(_ContextResource):
             _comment_not_found()
         _send(resp, comment.model_dump_json().encode())
 
-    on_head = on_get
-
     def on_patch(self, req: falcon.Request, resp: falcon.Response, target: CommentTarget) -> None:
         ctx = self.ctx
         author_id = ctx.author(req, required=True)
@@ -261,8 +257,6 @@ class MineResource(_ContextResource):
         ]
         _send(resp, OwnComments(items=items).model_dump_json().encode())
 
-    on_head = on_get
-
     def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:
         ctx = self.ctx
         author_id = ctx.author(req, required=True)
@@ -282,8 +276,6 @@ class CountResource(_ContextResource):
         body = CommentCount(article_id=article_id, language=Language(language), count=count)
         _send(resp, body.model_dump_json().encode())
 
-    on_head = on_get
-
 
 class CountsResource(_ContextResource):
     """`/api/v1/{language}/comments/counts`: ids in the query (GET) or in the body (POST).
@@ -293,8 +285,6 @@ class CountsResource(_ContextResource):
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         self._answer(resp, language, parse(req, CommentCountsQuery).article_id)
-
-    on_head = on_get
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, language: str) -> None:
         body: CommentCountsRequest = read_json(req, CommentCountsRequest)

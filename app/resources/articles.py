@@ -109,8 +109,6 @@ class ArticleCollection(BundleResource):
         etag = _collection_etag(data, *key)
         self.send_page(req, resp, data, body, etag, depends, dated=True)
 
-    on_head = on_get
-
 
 _LIST_DEFAULT = ListPage()
 
@@ -127,8 +125,6 @@ class LatestArticles(BundleResource):
         etag = f'"{data.content_hash}-{envelope}{_LATEST_DIGESTS[limit]}"'
         depends = keys.collection(language)
         self.send_page(req, resp, data, body, etag, depends, dated=True)
-
-    on_head = on_get
 
 
 class ArticleSearch(BundleResource):
@@ -169,8 +165,6 @@ class ArticleSearch(BundleResource):
         depends = keys.collection(language)
         self.send_page(req, resp, data, body, etag, depends, dated=True)
 
-    on_head = on_get
-
 
 class ArticleItem(BundleResource):
     """GET /api/v1/{language}/articles/{article_id}"""
@@ -194,8 +188,6 @@ class ArticleItem(BundleResource):
         body = Composed("articles", b"", (run,), b"", run)  # its brotli piece is a whole body
         send(req, resp, Answer(body, etag, self.cache.header, depends, data.codec, modified))
 
-    on_head = on_get
-
 
 class CorrectionsLog(BundleResource):
     """GET /api/v1/{language}/corrections?page&page_size"""
@@ -211,8 +203,6 @@ class CorrectionsLog(BundleResource):
         etag = _collection_etag(data, "corrections", params.page_key(page), page.page_size)
         self.send_page(req, resp, data, body, etag, keys.collection(language))
 
-    on_head = on_get
-
 
 class Categories(BundleResource):
     """GET /api/v1/{language}/categories"""
@@ -223,8 +213,6 @@ class Categories(BundleResource):
         body = Precomputed(data.categories_encoded)
         depends = keys.collection(language)
         send(req, resp, Answer(body, etag, self.cache.header, depends, data.codec))
-
-    on_head = on_get
 
 
 class Changes(BundleResource):
@@ -242,8 +230,6 @@ class Changes(BundleResource):
         etag = _collection_etag(data, "changes", data.changes_key, query.since, query.limit)
         depends = keys.collection(language)
         send(req, resp, Answer(Whole(page.body()), etag, self.cache.header, depends, data.codec))
-
-    on_head = on_get
 
 
 def cursor_expired() -> APIError:

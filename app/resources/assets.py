@@ -33,5 +33,3 @@ class PageAssets:
         body, etag = self._cache[asset]
         resp.content_type = self._types[asset]
         send_cacheable(req, resp, etag, self._max_age, body)
-
-    on_head = on_get

@@ -53,8 +53,6 @@ class DocsPage:
         resp.set_header("Content-Security-Policy", _CSP)
         resp.data = self.page
 
-    on_head = on_get
-
 
 def docs_assets() -> PageAssets:
     """GET /docs/{asset}: Swagger UI's files."""

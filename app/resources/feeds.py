@@ -81,8 +81,6 @@ class Feed(BundleResource):
         answer = Answer(Precomputed(variants), etag, self.cache.header, depends, data.codec)
         send(req, resp, answer._replace(media_type=media_type))
 
-    on_head = on_get
-
 
 def _send_site(
     req: falcon.Request,
@@ -104,8 +102,6 @@ class SitemapIndex(BundleResource):
         site = self.store.current().site
         variants, etag = site.sitemap_index
         _send_site(req, resp, self.cache.header, Precomputed(variants), etag, site.codec)
-
-    on_head = on_get
 
 
 # The news sitemap's window, compressed whole, by ETag: its cut moves only when an entry ages
@@ -145,8 +141,6 @@ class Sitemap(BundleResource):
         etag = _etag("sitemap", data.content_hash, per_page, page)
         depends = keys.collection(language)
         self.send_page(req, resp, data, body, etag, depends, XML)
-
-    on_head = on_get
 
     def _news(self, req: falcon.Request, resp: falcon.Response, site: SiteData) -> None:
         """The stored entries published in the 48 hours up to now (docs/delivery.md): all of

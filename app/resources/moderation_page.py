@@ -52,8 +52,6 @@ class ModerationPage:
         _page_headers(resp)
         resp.data = self.page
 
-    on_head = on_get
-
 
 def moderation_assets() -> PageAssets:
     """GET /moderation/{asset}: the page's script and style sheet."""

@@ -21,8 +21,6 @@ class Health:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.data = _HEALTHY
 
-    on_head = on_get
-
 
 class Ready:
     """Readiness: the bundle is loaded whole (no object found damaged on disk) and the
@@ -50,8 +48,6 @@ class Ready:
             body["rejected_bundle"] = self.store.rejection
         resp.data = orjson.dumps(body)
 
-    on_head = on_get
-
 
 class OpenAPI:
     def __init__(self, document: bytes) -> None:
@@ -59,5 +55,3 @@ class OpenAPI:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.data = self.document
-
-    on_head = on_get
