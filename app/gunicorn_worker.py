@@ -21,6 +21,7 @@ import contextlib
 import ctypes
 import errno
 import os
+import select
 import signal
 import socket
 import sys
@@ -30,7 +31,7 @@ import orjson
 from gunicorn.http import wsgi
 from gunicorn.workers.base import Worker
 from gunicorn.workers.gthread import TConn, ThreadWorker
-from gunicorn.workers.sync import SyncWorker
+from gunicorn.workers.sync import StopWaiting, SyncWorker
 
 # Longest client-supplied text echoed into `detail` (gunicorn's message quotes the input).
 _DETAIL_MAX = 200
@@ -146,7 +147,38 @@ class JsonErrorsMixin(Worker):
 
 
 class JsonErrorSync(JsonErrorsMixin, SyncWorker):
-    """gunicorn's sync worker with JSON error answers."""
+    """gunicorn's sync worker with JSON error answers, waiting with poll(2).
+
+    gunicorn's sync worker waits for a connection with select(2), which refuses any
+    descriptor numbered 1024 or above ("filedescriptor out of range in select()"). A bundle
+    maps one file per object and Python's mmap keeps a descriptor for each: 1,397 at
+    9 x 100,000 articles, all opened by the master before it forks (preload_app). A worker's
+    own pipe then gets a number above 1024, and every worker but the first died as it
+    started, to be forked again, over and over (docs/operations.md, "Open files"). poll(2)
+    has no such bound; the rest is gunicorn's `wait`."""
+
+    _poller: Any = None
+    _by_fd: dict[int, Any]
+
+    def wait(self, timeout: float) -> Any:
+        if self._poller is None:
+            self._poller = select.poll()
+            self._by_fd = {}
+            for waitable in self.wait_fds:
+                fd = waitable if isinstance(waitable, int) else waitable.fileno()
+                self._poller.register(fd, select.POLLIN)
+                self._by_fd[fd] = waitable
+        self.notify()
+        events = self._poller.poll(None if timeout is None else timeout * 1000)
+        if any(event & select.POLLNVAL for _, event in events):
+            # A closed listener: where gunicorn's select() raises EBADF.
+            if self.nr < 0:
+                return self.sockets
+            raise StopWaiting
+        ready = [self._by_fd[fd] for fd, _ in events]
+        if self.PIPE[0] in ready:
+            os.read(self.PIPE[0], 1)
+        return ready
 
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
