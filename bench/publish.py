@@ -313,6 +313,12 @@ def main(argv: list[str] | None = None) -> int:
         )
     finally:
         harness.stop(server)
+    # A worker that died and was forked again while publishes were measured (as gunicorn's
+    # select() made them at this scale) loads the bundle again and again beside the build:
+    # such a run measures the crash loop, not the publish.
+    exits = (work / "server.log").read_text(errors="replace").count("exited with code")
+    if exits:
+        raise SystemExit(f"{exits} server workers exited during the run: see {work}/server.log")
     harness.cli.emit(figures, args, render, harness.cli.invocation("publish.py", argv))
     return 0
 
