@@ -19,12 +19,18 @@ _SURELY_SHORT = REQUEST_LINE_MAX - 30
 _PATH_SAFE = "/:@!$&'()*+,;=%"
 
 
-class RequestLineLimit:
-    """A 414 for a request line over REQUEST_LINE_MAX bytes, before any route.
+class RequestFrame:
+    """What every request passes on its way in and every answer on its way out, errors
+    included. One middleware object for both: Falcon calls each hook of each object on
+    every request the response cache does not answer.
 
-    gunicorn refuses such a line itself; granian has no such limit (it accepted 20 KB lines
-    with 10,000 parameters), so the app applies the same one: the same request gets the
-    same answer under either server."""
+    In: a 414 for a request line over REQUEST_LINE_MAX bytes, before any route. gunicorn
+    refuses such a line itself; granian has no such limit (it accepted 20 KB lines with
+    10,000 parameters), so the app applies the same one: the same request gets the same
+    answer under either server.
+
+    Out: `X-Content-Type-Options: nosniff`. Bodies are JSON; browsers must not sniff them
+    into HTML or script."""
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         env = req.env
@@ -43,11 +49,8 @@ class RequestLineLimit:
                 f"URI Too Long: Request Line is too large ({length} > {REQUEST_LINE_MAX})",
             )
 
-
-class SecurityHeaders:
     def process_response(
         self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
     ) -> None:
-        # Bodies are JSON; browsers must not sniff them into HTML or script. (Falcon's dict of
-        # lower-cased header names, as set_header writes it: every answer passes here.)
+        # Falcon's dict of lower-cased header names, as set_header writes it.
         resp._headers["x-content-type-options"] = "nosniff"

@@ -183,6 +183,8 @@ class App(falcon.App):
         self._falcon = super().__call__  # made once: not a super() object per request
         # id(resource) -> None (keep every answer) or the test of the path's fields.
         self._keep_rules: dict[int, Callable[[Mapping[str, str]], bool] | None] = {}
+        if cache is None:  # nothing is kept: Falcon's own lookup, without the keep test
+            self._get_responder = super()._get_responder  # type: ignore[method-assign]
 
     def keep_answers(self, resource: object, rule: KeepRule) -> None:
         """Let the cache keep the answers of `resource`'s route, as its declaration says

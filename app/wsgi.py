@@ -23,7 +23,7 @@ from app.comments import ArticleFacts, create_comment_service
 from app.config import ConfigError, Settings
 from app.http_cache import CachePolicy
 from app.metrics import Metrics
-from app.middleware import RequestLineLimit, SecurityHeaders
+from app.middleware import RequestFrame
 from app.mount import mount
 from app.response_cache import App, ResponseCache
 from app.routes import Shared
@@ -55,7 +55,7 @@ def create_app(settings: Settings | None = None) -> falcon.App:
         # Answers that repeat go out before Falcon sees the request (app.response_cache).
         cache = ResponseCache(store, metrics, settings.answer_cache_bytes)
     # Metrics first: they time every request the cache does not answer.
-    app = App(cache, middleware=[metrics, SecurityHeaders(), RequestLineLimit()])
+    app = App(cache, middleware=[metrics, RequestFrame()])
     app.req_options.keep_blank_qs_values = True  # `page=` is a 422, `category=` no filter
     errors.install(app)
 
