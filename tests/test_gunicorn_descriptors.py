@@ -59,7 +59,7 @@ def _serve(tmp_path: Path, worker_class: str) -> tuple[set[int], set[int], str, 
     """Start gunicorn with two workers over the app above; after the workers had time to
     start: (workers at 2 s, workers at 5 s, the log, whether a worker's pipe is numbered
     past 1024), and one request must have been answered by a worker."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < HELD + 200:
         pytest.skip(f"the hard open-file limit ({hard}) is below {HELD + 200}")
     (tmp_path / "held_app.py").write_text(textwrap.dedent(APP))
