@@ -19,7 +19,7 @@ import orjson
 from app import errors
 from app.bundle.errors import BundleError
 from app.bundle.store import BundleStore
-from app.comments import ArticleFacts, create_comment_service
+from app.comments import ArticleFacts, Articles, create_comment_service
 from app.config import ConfigError, Settings
 from app.http_cache import CachePolicy
 from app.metrics import Metrics
@@ -37,9 +37,11 @@ def create_app(settings: Settings | None = None) -> falcon.App:
     store = BundleStore(settings.bundle_dir, settings.bundle_check_interval)
     comments = create_comment_service(
         settings,
-        lambda language, article_id: store.current().has_article(language, article_id),
-        lambda language, article_id: store.current().is_retracted(language, article_id),
-        lambda language, article_id: article_facts(store, language, article_id),
+        Articles(
+            lambda language, article_id: store.current().has_article(language, article_id),
+            lambda language, article_id: store.current().is_retracted(language, article_id),
+            lambda language, article_id: article_facts(store, language, article_id),
+        ),
     )
 
     metrics = Metrics(store)

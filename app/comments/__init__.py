@@ -7,31 +7,30 @@ first comment request or readiness check.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-from app.comments.auth import ArticleFacts, ArticleLookup, Context
+from app.comments.auth import ArticleFacts, Articles, Context
 from app.comments.model import StoreUnavailable
 from app.comments.sql import SQLStore
 from app.config import ConfigError, Settings
 
-__all__ = ["ArticleFacts", "CommentService", "CommentStore", "create_comment_service", "open_store"]
+__all__ = [
+    "ArticleFacts",
+    "Articles",
+    "CommentService",
+    "CommentStore",
+    "create_comment_service",
+    "open_store",
+]
 
 CommentStore = SQLStore
 
 
 class CommentService:
-    def __init__(
-        self,
-        settings: Settings,
-        store: CommentStore,
-        article_exists: Callable[[str, str], bool],
-        article_retracted: Callable[[str, str], bool] | None = None,
-        article_facts: ArticleLookup | None = None,
-    ) -> None:
+    def __init__(self, settings: Settings, store: CommentStore, articles: Articles) -> None:
         self.store = store
         # What every comment resource is made with (app/routes.py declares them).
-        self.context = Context(settings, store, article_exists, article_retracted, article_facts)
+        self.context = Context(settings, store, articles)
 
     def ready_problem(self) -> str | None:
         try:
@@ -60,16 +59,7 @@ def open_store(dsn: str, pg_pool_size: int = Settings.pg_pool_size) -> CommentSt
     raise ConfigError("NEWS_COMMENTS_DSN must start with sqlite:/// or postgresql://")
 
 
-def create_comment_service(
-    settings: Settings,
-    article_exists: Callable[[str, str], bool],
-    article_retracted: Callable[[str, str], bool] | None = None,
-    article_facts: ArticleLookup | None = None,
-) -> CommentService:
+def create_comment_service(settings: Settings, articles: Articles) -> CommentService:
     return CommentService(
-        settings,
-        open_store(settings.comments_dsn, settings.pg_pool_size),
-        article_exists,
-        article_retracted,
-        article_facts,
+        settings, open_store(settings.comments_dsn, settings.pg_pool_size), articles
     )

@@ -52,6 +52,26 @@ ArticleCheck = Callable[[str, str], bool]
 ArticleLookup = Callable[[str, str], ArticleFacts | None]
 
 
+def _never(language: str, article_id: str) -> bool:
+    return False
+
+
+def _unknown(language: str, article_id: str) -> ArticleFacts | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Articles:
+    """What comments know of the articles they hang on, by (language, id): whether one is
+    served (`exists`), whether it was retracted (its comments close with it), and its title
+    and publication time (moderators' queue, closing by age). app.wsgi reads them from the
+    served bundle; without `retracted` and `facts`, no article is retracted or known."""
+
+    exists: ArticleCheck
+    retracted: ArticleCheck = _never
+    facts: ArticleLookup = _unknown
+
+
 def unauthorized(detail: str) -> APIError:
     return APIError(401, detail, _CHALLENGE)
 
@@ -59,27 +79,18 @@ def unauthorized(detail: str) -> APIError:
 class Context:
     """What every comment resource needs; one instance per service."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        store: SQLStore,
-        article_exists: ArticleCheck,
-        article_retracted: ArticleCheck | None = None,
-        article_facts: ArticleLookup | None = None,
-    ) -> None:
+    def __init__(self, settings: Settings, store: SQLStore, articles: Articles) -> None:
         self.settings = settings
         self.store = store
-        self.article_exists = article_exists
-        self.article_retracted = article_retracted
-        self.article_facts = article_facts or (lambda language, article_id: None)
+        self.articles = articles
         self.terms = TermLists(settings.moderation_terms)
         self.moderators = Moderators(settings.moderators_file, settings.admin_token)
         self._tokens: AuthorTokens | None = None
         self._tokens_lock = threading.Lock()
 
     def require_article(self, language: str, article_id: str) -> None:
-        if not self.article_exists(language, article_id):
-            if self.article_retracted is not None and self.article_retracted(language, article_id):
+        if not self.articles.exists(language, article_id):
+            if self.articles.retracted(language, article_id):
                 raise APIError(410, "Article retracted")  # comments close with the article
             raise article_not_found()
 
@@ -154,7 +165,7 @@ class Context:
         days = self.settings.comments_close_after_days
         if days <= 0:
             return None
-        facts = self.article_facts(language, article_id)
+        facts = self.articles.facts(language, article_id)
         return None if facts is None else facts.published_at + timedelta(days=days)
 
     def closed_by_age(self, language: str, article_id: str) -> bool:

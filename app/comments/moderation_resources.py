@@ -123,7 +123,7 @@ class QueueResource(_ContextResource):
         for item in items:
             article_id = item.stored.comment.article_id
             if article_id not in titles:
-                facts = ctx.article_facts(language, article_id)
+                facts = ctx.articles.facts(language, article_id)
                 titles[article_id] = None if facts is None else facts.title
         body = list_body(
             query,
@@ -157,7 +157,7 @@ class DecisionResource(_ContextResource):
             raise _unfit(str(unfit)) from None
         if item is None:
             _comment_not_found()
-        facts = ctx.article_facts(language, article_id)
+        facts = ctx.articles.facts(language, article_id)
         body = shapes.moderated_comment(item, None if facts is None else facts.title)
         _send(resp, body.model_dump_json().encode())
 

@@ -292,7 +292,7 @@ class CountsResource(_ContextResource):
 
     def _answer(self, resp: falcon.Response, language: str, ids: list[str]) -> None:
         ctx = self.ctx
-        known = [i for i in dict.fromkeys(ids) if ctx.article_exists(language, i)]
+        known = [i for i in dict.fromkeys(ids) if ctx.articles.exists(language, i)]
         found = ctx.call(ctx.store.counts, language, known) if known else {}
         counts = {i: found.get(i) for i in ids}
         body = CommentCounts(language=Language(language), counts=counts)

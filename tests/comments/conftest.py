@@ -18,7 +18,7 @@ import falcon
 import pytest
 
 from app import errors
-from app.comments import CommentService, CommentStore, create_comment_service
+from app.comments import Articles, CommentService, CommentStore, create_comment_service
 from app.comments.auth import ArticleLookup
 from app.config import Settings
 from app.mount import mount
@@ -74,10 +74,13 @@ def build() -> Iterator[Callable[..., Client]]:
             ),
             **overrides,
         )
+        articles = Articles(article_exists)
+        if facts is not None:
+            articles = replace(articles, facts=facts)
         if store is None:
-            service = create_comment_service(settings, article_exists, None, facts)
+            service = create_comment_service(settings, articles)
         else:
-            service = CommentService(settings, store, article_exists, None, facts)
+            service = CommentService(settings, store, articles)
         services.append(service)
         app = falcon.App()
         errors.install(app)
