@@ -134,6 +134,12 @@ def fresh_articles(count: int, batch: int, seed: int = 7) -> list[dict[str, Any]
     return out
 
 
+def write_batch(src: Path, batch: int) -> None:
+    """Publish batch `batch`: 100 fresh articles in `src/publish-<batch>.jsonl`."""
+    lines = b"".join(orjson.dumps(r) + b"\n" for r in fresh_articles(100, batch))
+    (src / f"publish-{batch}.jsonl").write_bytes(lines)
+
+
 def wrk(port: int, urls: Path, seconds: int) -> dict[str, Any]:
     """`wrk -t2 -c8` over `urls`: the latency figures of a publish under load."""
     result = harness.wrk(port, urls, seconds, 8, threads=2)
@@ -241,9 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         def ready_id() -> str:
             return orjson.loads(get(port, "/ready")[1])["bundle"]
 
-        def publish(batch: int, load: bool = False) -> dict[str, Any]:
-            path = src / f"publish-{batch}.jsonl"
-            path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in fresh_articles(100, batch)))
+        def publish(batch: int) -> dict[str, Any]:
+            write_batch(src, batch)
             started = time.perf_counter()
             b_seconds, b_peak, b_out = run_measured(
                 [PY, "scripts/build_bundles.py", "--src", str(src), "--out", str(built)]
@@ -294,10 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             return result, done
 
         figures["steady_latest"] = wrk(port, latest_urls, seconds)
-        batch_file = src / f"publish-{first + 3}.jsonl"
-        batch_file.write_bytes(
-            b"".join(orjson.dumps(r) + b"\n" for r in fresh_articles(100, first + 3))
-        )
+        write_batch(src, first + 3)
         run_measured([PY, "scripts/build_bundles.py", "--src", str(src), "--out", str(built)])
         new_id = json.loads((built / "manifest.json").read_bytes())["bundle_id"]
 
