@@ -52,6 +52,11 @@ _NONE = np.zeros(0, dtype=np.int64)
 # positions of its frequent words.
 _KEEP_DECODED = 4096
 _DECODED_BYTES = 2 << 20
+# Candidates this few are probed and scored one document at a time, by binary search on the
+# mapped arrays: a numpy call costs about a microsecond whatever its size, a bisect a tenth
+# of that. A long CJK query typically leaves one candidate after its rarest trigram and then
+# has twenty more ranges to check (docs/benchmarks.md, "Few candidates").
+_FEW = 8
 
 
 class Searcher:
@@ -106,13 +111,13 @@ class Searcher:
         self._np_scores = np.frombuffer(self._scores, dtype="<f4")
         self._trigrams = self._array(files, layout.TRIGRAMS, "Q", ntri)
         self._triptr = self._array(files, layout.TRIPTR, "I", ntri + 1)
-        tridocs = self._array(files, layout.TRIDOCS, doc_type, ntri_postings)
-        self._np_tridocs = np.frombuffer(tridocs, dtype=self._np_docs.dtype)
-        tricount = self._array(files, layout.TRICOUNT, count_type, ntri_postings)
-        self._np_tricount = np.frombuffer(tricount, dtype=layout.NUMPY_TYPES[count_type])
+        self._tridocs = self._array(files, layout.TRIDOCS, doc_type, ntri_postings)
+        self._np_tridocs = np.frombuffer(self._tridocs, dtype=self._np_docs.dtype)
+        self._tricount = self._array(files, layout.TRICOUNT, count_type, ntri_postings)
+        self._np_tricount = np.frombuffer(self._tricount, dtype=layout.NUMPY_TYPES[count_type])
         self._tripbase = self._array(files, layout.TRIPBASE, "I", ntri + 1)
-        tripos = self._array(files, layout.TRIPOS, pos_type, ntri_positions)
-        self._np_tripos = np.frombuffer(tripos, dtype="<u2" if pos_type == "H" else "<u4")
+        self._tripos = self._array(files, layout.TRIPOS, pos_type, ntri_positions)
+        self._np_tripos = np.frombuffer(self._tripos, dtype="<u2" if pos_type == "H" else "<u4")
         # Word positions: per word posting (the first ptr[nwords] postings) a byte count, per
         # word term a base, and the bytes: the posting's positions as varint-coded gaps.
         nword_postings = self._ptr[nwords]
@@ -138,7 +143,7 @@ class Searcher:
             raise ValueError(f"search index for {language}: position offsets do not match")
         if npostings and max(self._docs[0], self._docs[-1]) >= ndocs:
             raise ValueError(f"search index for {language}: document number out of range")
-        if ntri_postings and max(tridocs[0], tridocs[-1]) >= ndocs:
+        if ntri_postings and max(self._tridocs[0], self._tridocs[-1]) >= ndocs:
             raise ValueError(f"search index for {language}: document number out of range")
 
     @staticmethod
@@ -205,6 +210,8 @@ class Searcher:
     ) -> tuple[np.ndarray, np.ndarray]:
         """(BM25F sums, title-term counts) of the candidates. Terms are added in query order
         whatever the segment, so a document's score is bit-for-bit the same in any layout."""
+        if cand.size <= _FEW:
+            return self._score_few(cand.tolist(), lookup, idf)
         acc = np.zeros(cand.size, dtype=np.float64)
         titles = np.zeros(cand.size, dtype=np.int64)
         for (lo, hi), weight in zip(lookup.ranges, idf, strict=True):
@@ -215,6 +222,21 @@ class Searcher:
             acc += weight * np.abs(stored).astype(np.float64)
             titles += stored < 0
         return acc, titles
+
+    def _score_few(
+        self, cand: list[int], lookup: Lookup, idf: list[float]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """score, one candidate at a time: the same float64 operations in the same order
+        (abs of the stored float32, times the weight, added term by term), so the same bits."""
+        docs, scores = self._docs, self._scores
+        acc = [0.0] * len(cand)
+        titles = [0] * len(cand)
+        for (lo, hi), weight in zip(lookup.ranges, idf, strict=True):
+            for k, doc in enumerate(cand):
+                stored = scores[bisect_left(docs, doc, lo, hi)]  # every candidate holds it
+                acc[k] += weight * abs(stored)
+                titles[k] += stored < 0
+        return np.array(acc, dtype=np.float64), np.array(titles, dtype=np.int64)
 
     def score_any(
         self, cand: np.ndarray, lookup: Lookup, idf: list[float]
@@ -492,6 +514,8 @@ class Searcher:
         ptr, docs, base = self._triptr, self._np_tridocs, self._tripbase
         shift = max(offset for _, offset in covers)  # keeps ``position - offset + shift`` >= 0
         covers = sorted(covers, key=lambda c: (base[c[0] + 1] - base[c[0]], c[1]))
+        if cand.size <= _FEW:
+            return self._phrase_mask_few(cand.tolist(), covers)
         live = np.arange(cand.size, dtype=np.int64)  # candidates (indexes) still possible
         starts = _NONE  # (candidate index << 32) + start + shift
         for n, (term, offset) in enumerate(covers):
@@ -511,6 +535,25 @@ class Searcher:
         mask = np.zeros(cand.size, dtype=bool)
         mask[starts >> 32] = True
         return mask
+
+    def _phrase_mask_few(self, cand: list[int], covers: list[tuple[int, int]]) -> np.ndarray:
+        """_phrase_mask, one candidate at a time: the start positions (position - offset)
+        each cover allows, intersected as sets; a candidate stays when one start is left."""
+        ptr, docs, base = self._triptr, self._tridocs, self._tripbase
+        counts, np_counts, positions = self._tricount, self._np_tricount, self._tripos
+        mask = []
+        for doc in cand:
+            starts: set[int] | None = None
+            for term, offset in covers:
+                lo = ptr[term]
+                j = bisect_left(docs, doc, lo, ptr[term + 1])  # the candidate is a posting
+                first = base[term] + int(np_counts[lo:j].sum())
+                found = {p - offset for p in positions[first : first + counts[j]]}
+                starts = found if starts is None else starts & found
+                if not starts:
+                    break
+            mask.append(bool(starts))
+        return np.array(mask, dtype=bool)
 
     def _intersect(
         self, ranges: list[tuple[int, int]], filters: list[tuple[int, int]]
@@ -537,13 +580,18 @@ class Searcher:
     ) -> np.ndarray:
         """Keeps the candidates found in every filter range and every scored range (an empty
         range, a term no live document of this segment holds, keeps none)."""
-        for lo, hi in filters:
+        for n, (lo, hi) in enumerate(filters):
             if not cand.size or hi == lo:
                 return cand[:0]
+            if cand.size <= _FEW:
+                lists = [(self._tridocs, a, b) for a, b in filters[n:]]
+                return _held_few(cand, lists + [(self._docs, a, b) for a, b in ranges])
             cand = cand[_lookup(self._np_tridocs[lo:hi], cand)[0]]
-        for lo, hi in ranges:
+        for n, (lo, hi) in enumerate(ranges):
             if not cand.size or hi == lo:
                 return cand[:0]
+            if cand.size <= _FEW:
+                return _held_few(cand, [(self._docs, a, b) for a, b in ranges[n:]])
             if cand.size * 4 > self.ndocs:
                 # Dense candidates: a mask of the posting list's documents, no binary search.
                 held = np.zeros(self.ndocs, dtype=bool)
@@ -552,6 +600,17 @@ class Searcher:
             else:
                 cand = cand[_lookup(self._np_docs[lo:hi], cand)[0]]
         return cand
+
+
+def _held_few(cand: np.ndarray, lists: list[tuple[memoryview, int, int]]) -> np.ndarray:
+    """The candidates (a few, ascending) found in every sorted posting list ``view[lo:hi]``,
+    each by binary search: what the _lookup masks keep, in the candidates' dtype."""
+    docs = cand.tolist()
+    for view, lo, hi in lists:
+        docs = [d for d in docs if (i := bisect_left(view, d, lo, hi)) < hi and view[i] == d]
+        if not docs:
+            break
+    return np.array(docs, dtype=cand.dtype)
 
 
 def _intersect_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
