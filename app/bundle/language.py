@@ -376,8 +376,9 @@ class LanguageData:
             pos, acc, titles = pos[keep], acc[keep], titles[keep]
         numbers = self._category_of[pos]
         counts = np.bincount(numbers, minlength=len(self._category_names))
+        names = self._category_names  # one list of ints: numpy scalars cost a call each
         facets = orjson.dumps(
-            {"category": {self._category_names[i]: int(counts[i]) for i in np.flatnonzero(counts)}}
+            {"category": {names[i]: n for i, n in enumerate(counts.tolist()) if n}}
         )
         if category is not None:
             number = self._category_number.get(category)
