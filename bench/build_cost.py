@@ -37,6 +37,12 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--skip-floor", action="store_true")
     parser.add_argument(
+        "--sample-every",
+        type=float,
+        default=0.5,
+        help="seconds between readings of the build's memory (each slows it: bench/publish.py)",
+    )
+    parser.add_argument(
         "--tree", type=Path, default=ROOT, help="the source tree whose builder runs (a before)"
     )
     args = parser.parse_args()
@@ -49,7 +55,8 @@ def main() -> None:
         result: dict[str, object] = {"round": round_ + 1, "articles": articles, "tree": str(tree)}
         if not args.skip_floor:
             floor_s, _, _ = run_measured(
-                [PY, str(ROOT / "bench" / "build_floor.py"), "--src", str(src), *jobs]
+                [PY, str(ROOT / "bench" / "build_floor.py"), "--src", str(src), *jobs],
+                sample=False,
             )
             result["floor_s"] = round(floor_s, 1)
             result["floor_per_s"] = round(articles / floor_s)
@@ -65,7 +72,8 @@ def main() -> None:
                     str(out),
                     "--full",
                     *jobs,
-                ]
+                ],
+                every=args.sample_every,
             )
             result["bundle_mb"] = round(
                 sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) / 2**20, 1

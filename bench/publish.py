@@ -64,9 +64,16 @@ def tree_memory(pid: int) -> tuple[int, int]:
     return largest, pss
 
 
-def run_measured(cmd: list[str], sample: bool = True) -> tuple[float, dict[str, int], str]:
+def run_measured(
+    cmd: list[str], sample: bool = True, every: float = 0.05
+) -> tuple[float, dict[str, int], str]:
     """(seconds, peak memory {"rss": largest process, "pss": whole tree}, stdout) of a
-    command; fails loudly. A forkserver started by the command is one of its descendants."""
+    command, its memory read every `every` seconds; fails loudly. A forkserver started by
+    the command is one of its descendants.
+
+    A reading is not free: smaps_rollup walks each process's page tables under its memory
+    lock, and read every 50 ms it made a 9 x 20,000 full build 11% slower (153 -> 171 s;
+    docs/benchmarks.md, "Build throughput against its floor")."""
     started = time.perf_counter()
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -76,7 +83,7 @@ def run_measured(cmd: list[str], sample: bool = True) -> tuple[float, dict[str, 
         if sample:
             rss, pss = tree_memory(proc.pid)
             peak = {"rss": max(peak["rss"], rss), "pss": max(peak["pss"], pss)}
-        time.sleep(0.05)
+        time.sleep(every)
     out, err = proc.communicate()
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
