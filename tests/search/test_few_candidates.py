@@ -8,8 +8,8 @@ phrases, OR groups and exclusions."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
+from typing import Any
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -30,14 +30,9 @@ VOCAB = {
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@contextmanager
-def few(limit: int) -> Iterator[None]:
-    saved = searcher_module._FEW
-    searcher_module._FEW = limit
-    try:
-        yield
-    finally:
-        searcher_module._FEW = saved
+def few(limit: int) -> Any:
+    """The one-at-a-time paths below `limit` candidates only (0: never)."""
+    return patch.object(searcher_module, "_FEW", limit)
 
 
 def text(rng: random.Random, language: str, n: int) -> str:
