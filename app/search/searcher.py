@@ -512,10 +512,10 @@ class Searcher:
         The rarest trigram (fewest positions overall) goes first, and each next one's
         positions are read only for the candidates that still have a possible start."""
         ptr, docs, base = self._triptr, self._np_tridocs, self._tripbase
-        shift = max(offset for _, offset in covers)  # keeps ``position - offset + shift`` >= 0
         covers = sorted(covers, key=lambda c: (base[c[0] + 1] - base[c[0]], c[1]))
         if cand.size <= _FEW:
             return self._phrase_mask_few(cand.tolist(), covers)
+        shift = max(offset for _, offset in covers)  # keeps ``position - offset + shift`` >= 0
         live = np.arange(cand.size, dtype=np.int64)  # candidates (indexes) still possible
         starts = _NONE  # (candidate index << 32) + start + shift
         for n, (term, offset) in enumerate(covers):
