@@ -19,7 +19,7 @@ import os
 import threading
 import time
 import weakref
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Iterator
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
@@ -82,18 +82,20 @@ COMMENT_STORE_ERRORS = Counter(
 class Metrics:
     """Falcon middleware: counts and times every request, and tracks the served bundle.
 
-    A request only appends its raw facts (route template, method, status, seconds) to a
-    queue of its worker; a thread of each worker turns them into labels and histogram buckets
-    and adds them to the shared metric files once every FLUSH_SECONDS, and notes the bundle
-    the worker serves (a scrape does both first for its own worker). Updating the files on
-    every request cost about 9% more server CPU per request (docs/operations.md,
+    Every answer appends its seconds to the list of its labels (route, method, status) in
+    its worker; a thread of each worker takes each list's new values in one slice, summed and
+    bucketed in C, adds them to the shared metric files once every FLUSH_SECONDS, and notes
+    the bundle the worker serves (a scrape does both first for its own worker). Updating the
+    files on every request cost about 9% more server CPU per request (docs/operations.md,
     "Observing"); counting in a dictionary under a lock still cost the in-process request
-    about 10% (docs/benchmarks.md, "Metrics cost"): the queue keeps it to one append.
+    about 10% (docs/benchmarks.md, "Metrics cost"); a queue of one record per request,
+    tallied one record at a time in Python by the flusher, cost the flusher about 0.75 µs a
+    request (docs/benchmarks.md, "Counting every answer by its labels").
 
-    An answer app.response_cache sends before Falcon sees the request has its labels known
-    when the answer was kept: it appends only its seconds to the list of those labels
-    (`answer_log`), and the flush takes each list's new values in one slice, summed and
-    bucketed in C, instead of one queued record each.
+    A request Falcon answered finds its list by its raw facts (route template, bounded
+    method, status as Falcon holds it: one dictionary lookup); an answer app.response_cache
+    sends before Falcon sees the request was given its list when the answer was kept
+    (`answer_log`).
     """
 
     FLUSH_SECONDS = 1.0
@@ -102,14 +104,16 @@ class Metrics:
         self.store = store
         store.on_swap.append(lambda bundle: BUNDLE_DAMAGED.set(len(bundle.damage)))
         self._bundle_id: str | None = None
-        # (uri_template, method, status, seconds) per request, oldest first. deque.append
-        # and popleft are atomic: request threads append, flush() alone pops.
-        self._pending: deque[tuple[str | None, str, Any, float]] = deque()
-        # (route, method, status) -> seconds of each answer sent by app.response_cache, oldest
-        # first. Made under _lock and kept for the life of the process, so that an answer
-        # evicted from the cache loses none of its counts. list.append and the flush's slice
-        # and del are each atomic: request threads append, flush() alone deletes.
+        # (route, method, status) -> seconds of each answer with those labels, oldest first.
+        # Made under _lock and kept for the life of the process, so that an answer evicted
+        # from the response cache loses none of its counts. list.append and the flush's
+        # slice and del are each atomic: request threads append, flush() alone deletes.
         self._answered: dict[tuple[str, str, int], list[float]] = {}
+        # The same lists by a request's raw facts (uri_template, bounded method, resp.status
+        # as Falcon holds it: an int or a status line), so that a request finds its list with
+        # one lookup. Bounded like the labels: templates are the routes', methods are
+        # bounded before the lookup, statuses are the app's own.
+        self._by_facts: dict[tuple[str | None, str, Any], list[float]] = {}
         self._lock = threading.Lock()  # one flush at a time; never taken by a request
         self._flusher: threading.Thread | None = None
         # Threads do not survive fork: each gunicorn worker starts its own flusher.
@@ -122,15 +126,19 @@ class Metrics:
     def process_response(
         self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
     ) -> None:
-        self._pending.append(
-            (req.uri_template, req.method, resp.status, perf_counter() - req.context.metrics_start)
-        )
-        if self._flusher is None:
-            self._start_flusher()
+        method = req.method
+        facts = (req.uri_template, method if method in _METHODS else "other", resp.status)
+        log = self._by_facts.get(facts)
+        if log is None:
+            template, bounded, status = facts
+            log = self.answer_log(template or UNMATCHED, bounded, http_status_to_code(status))
+            self._by_facts[facts] = log
+        log.append(perf_counter() - req.context.metrics_start)
 
     def answer_log(self, route: str, method: str, status: int) -> list[float]:
-        """Where app.response_cache appends the seconds of each answer with these labels that
-        it sends before Falcon sees the request: each append is one request counted."""
+        """The list of the seconds of each answer with these labels: each append is one
+        request counted. app.response_cache appends to it for the answers it sends before
+        Falcon sees the request."""
         key = (route, method if method in _METHODS else "other", status)
         log = self._answered.get(key)
         if log is None:
@@ -148,23 +156,11 @@ class Metrics:
     def flush(self) -> None:
         """Add the requests since the last flush to the shared metrics."""
         with self._lock:
-            pending = self._pending
             # (route, method, status) -> [count, latency sum, count per latency bucket]
             tallies: defaultdict[tuple[str, str, int], list[Any]] = defaultdict(
                 lambda: [0, 0.0, [0] * (len(_LATENCY_BUCKETS) + 1)]
             )
-            for _ in range(len(pending)):  # what is queued now; later requests wait
-                template, method, status, elapsed = pending.popleft()
-                key = (
-                    template or UNMATCHED,
-                    method if method in _METHODS else "other",  # bounded keys
-                    http_status_to_code(status),
-                )
-                tally = tallies[key]
-                tally[0] += 1
-                tally[1] += elapsed
-                tally[2][bisect.bisect_left(_LATENCY_BUCKETS, elapsed)] += 1  # first bound >=
-            for key, log in self._answered.items():
+            for key, log in self._answered.items():  # keys are added under _lock only
                 n = len(log)  # what is logged now; later answers wait
                 if not n:
                     continue
@@ -225,9 +221,12 @@ def _after_fork(ref: weakref.ref[Metrics]) -> None:
     metrics = ref()
     if metrics is not None:
         metrics._lock = threading.Lock()
-        metrics._pending = deque()  # the parent's requests are the parent's to report
         for log in metrics._answered.values():
-            log.clear()  # in place: the response cache's entries hold these lists
+            log.clear()  # the parent's answers are the parent's to report; in place: the
+            # response cache's entries hold these lists
+        # A worker's first answer of each kind looks its list up again, which starts the
+        # worker's own flusher (answer_log).
+        metrics._by_facts = {}
         metrics._flusher = None
 
 
