@@ -57,6 +57,10 @@ _DECODED_BYTES = 2 << 20
 # of that. A long CJK query typically leaves one candidate after its rarest trigram and then
 # has twenty more ranges to check (docs/benchmarks.md, "Few candidates").
 _FEW = 8
+# Scoring scatters each posting list into a table of every document and gathers the
+# candidates from it once they are more than 1/_DENSE of the documents; below, a binary
+# search per candidate costs less than the scatter.
+_DENSE = 8
 
 
 class Searcher:
@@ -214,12 +218,23 @@ class Searcher:
             return self._score_few(cand.tolist(), lookup, idf)
         acc = np.zeros(cand.size, dtype=np.float64)
         titles = np.zeros(cand.size, dtype=np.int64)
+        # Many candidates: each posting list scattered into a table of all documents, the
+        # candidates gathered from it (as score_any does), instead of a binary search each.
+        # Every candidate holds every term, so each term's gather reads only what its own
+        # scatter wrote: the table needs no clearing.
+        table = np.empty(self.ndocs if cand.size * _DENSE > self.ndocs else 0, dtype=np.float32)
         for (lo, hi), weight in zip(lookup.ranges, idf, strict=True):
             if hi - lo == cand.size:
                 stored = self._np_scores[lo:hi]  # every posting is a candidate: no search
+            elif table.size:
+                table[self._np_docs[lo:hi]] = self._np_scores[lo:hi]
+                stored = table[cand]
             else:
                 stored = self._np_scores[lo + np.searchsorted(self._np_docs[lo:hi], cand)]
-            acc += weight * np.abs(stored).astype(np.float64)
+            # weight * abs(stored) in float64, added: the same operations as _score_few.
+            weighted = np.abs(stored, dtype=np.float64)
+            weighted *= weight
+            acc += weighted
             titles += stored < 0
         return acc, titles
 
@@ -247,7 +262,7 @@ class Searcher:
         titles = np.zeros(cand.size, dtype=np.int64)
         # Many candidates (an OR of common phrases): scatter each posting list into a table
         # of all documents and gather the candidates, instead of a binary search each.
-        dense = cand.size * 8 > self.ndocs
+        dense = cand.size * _DENSE > self.ndocs
         table = np.zeros(self.ndocs if dense else 0, dtype=np.float64)
         for (lo, hi), weight in zip(lookup.ranges, idf, strict=True):
             if hi == lo:

@@ -1,9 +1,10 @@
 """A handful of candidates is probed, scored and proven one document at a time
-(app/search/searcher.py, `_FEW`); more go through numpy. Both ways must give the same
-matches and the same score bits: every query here is answered with the one-at-a-time path
-turned off (`_FEW = 0`) and taken for every candidate set (`_FEW` huge), and the two answers
-are compared array for array, on random corpora with deleted documents, plain queries,
-phrases, OR groups and exclusions."""
+(app/search/searcher.py, `_FEW`); more go through numpy, which scores a large share of the
+documents from a table of them all (`_DENSE`) and fewer by binary search. Every way must
+give the same matches and the same score bits: every query here is answered one document at
+a time (`_FEW` huge), and through numpy with the table always and never used (`_FEW = 0`,
+`_DENSE` huge or 0), and the answers are compared array for array, on random corpora with
+deleted documents, plain queries, phrases, OR groups and exclusions."""
 
 from __future__ import annotations
 
@@ -53,8 +54,10 @@ def query(rng: random.Random, language: str) -> str:
     return " ".join(words)
 
 
-def answer(segment: Segment, q: str, limit: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    with few(limit):
+def answer(
+    segment: Segment, q: str, limit: int, dense: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    with few(limit), patch.object(searcher_module, "_DENSE", dense):
         pos, acc, titles = scored_matches([segment], compile_query(q, segment.index.analyzer))
     order = np.argsort(pos, kind="stable")
     return pos[order], acc[order].view(np.int64), titles[order]  # the float64 bits
@@ -72,7 +75,9 @@ def segment_of(s: Searcher, deleted: list[int]) -> Segment:
     seed=st.integers(0, 2**32),
     ndocs=st.integers(1, 40),
 )
-def test_one_at_a_time_and_numpy_give_the_same_bits(language: str, seed: int, ndocs: int) -> None:
+def test_one_at_a_time_and_both_numpy_ways_give_the_same_bits(
+    language: str, seed: int, ndocs: int
+) -> None:
     rng = random.Random(seed)
     docs = [
         doc(text(rng, language, rng.randint(1, 5)), text(rng, language, rng.randint(0, 12)))
@@ -83,9 +88,10 @@ def test_one_at_a_time_and_numpy_give_the_same_bits(language: str, seed: int, nd
     segment = segment_of(s, deleted)
     for _ in range(12):
         q = query(rng, language)
-        numpy_way, one_at_a_time = answer(segment, q, 0), answer(segment, q, 10**9)
-        for a, b in zip(numpy_way, one_at_a_time, strict=True):
-            assert np.array_equal(a, b), q
+        one_at_a_time = answer(segment, q, 10**9)
+        for numpy_way in (answer(segment, q, 0, 0), answer(segment, q, 0, 10**9)):
+            for a, b in zip(numpy_way, one_at_a_time, strict=True):
+                assert np.array_equal(a, b), q
 
 
 def test_a_long_cjk_query_takes_the_one_at_a_time_paths(monkeypatch: pytest.MonkeyPatch) -> None:
