@@ -90,7 +90,7 @@ class Metrics:
     "Observing"); counting in a dictionary under a lock still cost the in-process request
     about 10% (docs/benchmarks.md, "Metrics cost"); a queue of one record per request,
     tallied one record at a time in Python by the flusher, cost the flusher about 0.75 µs a
-    request (docs/benchmarks.md, "Counting every answer by its labels").
+    request (docs/benchmarks.md, "Counting instructions").
 
     A request Falcon answered finds its list by its raw facts (route template, bounded
     method, status as Falcon holds it: one dictionary lookup); an answer app.response_cache
