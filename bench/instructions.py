@@ -108,18 +108,19 @@ def count(tree: str, bundle: Path | None, endpoint: str, urls: Path, n: int, cac
     return int(found.group(1))
 
 
-def compiled(tree: str) -> None:
-    """Byte-compile a tree first: two runs that raced to write the same .pyc would each do
-    different start-up work, and the difference of their counts would show it."""
-    if tree != MINIMAL:
-        for part in ("app", "bench"):
-            subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(tree) / part)])
+def compile_tree(tree: str) -> None:
+    """Byte-compile a tree before its first count: two runs that raced to write the same
+    .pyc would each do different start-up work, and the difference of their counts would
+    show it."""
+    for part in ("app", "bench"):
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(Path(tree) / part)], check=True
+        )
 
 
 def per_request(
     tree: str, bundle: Path | None, endpoint: str, urls: Path, n: int, cache: int
 ) -> float:
-    compiled(tree)
     with ThreadPoolExecutor(2) as pool:
         runs = [pool.submit(count, tree, bundle, endpoint, urls, k, cache) for k in (0, n)]
         idle, busy = (run.result() for run in runs)
@@ -148,6 +149,9 @@ def main() -> int:
     if args.before:
         trees["before"] = (str(Path(args.before).resolve()), args.before_bundle or args.bundle)
     trees["after"] = (str(ROOT), args.bundle)
+    for tree, _ in trees.values():
+        if tree != MINIMAL:
+            compile_tree(tree)
     results: dict[str, dict[str, float]] = {}
     print("endpoint    " + "".join(f"{name:>12s}" for name in trees) + "  after/minimal", end="")
     print("  after/before" if args.before else "")
