@@ -19,12 +19,14 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic_core import PydanticKnownError
 
 from app import models, params
 from app.builder.compile import article_json, summary_json
 from app.builder.records import parse_record
 from app.comments import comment_wire as cw
 from app.errors import APIError
+from app.models.common import _base10
 from app.timestamps import format_timestamp, parse_timestamp
 from tests.helpers import good
 
@@ -203,6 +205,17 @@ def test_query_integers_are_plain_base10(raw: str) -> None:
         return
     assert expected_ok, raw
     assert query.page_size == int(raw)
+
+
+@settings(max_examples=500)
+@given(raw=st.text(st.sampled_from("0123456789+-_ .١²"), max_size=40))
+def test_base10_converts_exactly_the_plain_digits(raw: str) -> None:
+    # Both of its paths: up to 18 unsigned ASCII digits by int() alone, the rest digit-checked.
+    if BASE10.fullmatch(raw):
+        assert _base10(raw) == int(raw)
+    else:
+        with pytest.raises(PydanticKnownError):
+            _base10(raw)
 
 
 @pytest.mark.parametrize(

@@ -96,6 +96,8 @@ def _base10(value: Any) -> Any:
     """Integers in a query are plain base-10 digits with an optional sign. Pydantic's lax
     parsing would also take `1_0`, ` 1` or `1.0`, and stops at 4,300 digits, while any
     page is valid however large; so the digits are checked and converted here."""
+    if type(value) is str and len(value) <= _SHORT and value.isascii() and value.isdigit():
+        return int(value)  # what nearly every request sends: a few digits, no sign
     if not isinstance(value, str):
         return value
     digits = value[1:] if value[:1] in ("+", "-") else value
@@ -110,6 +112,8 @@ def _base10(value: Any) -> Any:
 
 
 _INT_CHUNK = 4000
+# Up to this many ASCII digits, int() alone converts (an empty string is not isdigit()).
+_SHORT = 18
 
 
 def query_int(default: int, maximum: int | None, description: str) -> Any:
