@@ -100,11 +100,15 @@ class Answer(NamedTuple):
 
 def _records(body: Composed, encoding: str) -> list[memoryview | bytes]:
     """The runs' slices in `encoding`, with the separators between them."""
-    if not body.runs:
+    runs = body.runs
+    if len(runs) == 1:  # one slice and no separator: most list and latest pages
+        source, start, stop = runs[0]
+        return [source.encoded_run(body.kind, encoding, start, stop)]
+    if not runs:
         return []
     kind = body.kind
-    parts: list[memoryview | bytes] = [SEPARATORS[kind][encoding]] * (2 * len(body.runs) - 1)
-    parts[::2] = [source.encoded_run(kind, encoding, a, b) for source, a, b in body.runs]
+    parts: list[memoryview | bytes] = [SEPARATORS[kind][encoding]] * (2 * len(runs) - 1)
+    parts[::2] = [source.encoded_run(kind, encoding, a, b) for source, a, b in runs]
     return parts
 
 
