@@ -22,9 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.builder.builder import build
+from app.bundle.language import HEAD_DATED
 from app.compression import BR, CODEC_ID, GZIP, ZSTD
 from app.config import Settings
 from app.languages import LANGUAGES
+from app.models import LIMIT_MAX
 from app.timestamps import parse_timestamp
 from app.whole_pages import WHOLE_CODEC_ID, compress
 from app.wsgi import create_app
@@ -131,6 +133,20 @@ def test_last_modified_is_the_newest_updated_at(
     assert latest.headers["last-modified"] == page.headers["last-modified"]  # same articles
     empty = get(sample, f"/api/v1/{language}/articles/search?q=zzqqxxnothing")
     assert empty.status_code == 200 and "last-modified" not in empty.headers
+
+
+def test_latest_last_modified_at_every_limit(sample: falcon.testing.TestClient) -> None:
+    # Worked out per bundle at load (app.bundle.language, HEAD_DATED): each limit's value is
+    # still the newest updated_at of the items it sends, past the language's count too.
+    assert HEAD_DATED >= LIMIT_MAX
+    for language in LANGUAGES:
+        for limit in range(1, LIMIT_MAX + 1):
+            page = get(sample, f"/api/v1/{language}/articles/latest?limit={limit}")
+            # Summaries carry no updated_at: the same articles in full do.
+            full = get(sample, f"/api/v1/{language}/articles?page_size={limit}").json["items"]
+            assert [i["id"] for i in page.json] == [i["id"] for i in full]
+            newest = max(_updated(i) for i in full)
+            assert parsedate_to_datetime(page.headers["last-modified"]) == newest, limit
 
 
 def test_if_modified_since(sample: falcon.testing.TestClient) -> None:

@@ -25,7 +25,7 @@ from app.bundle.errors import BundleError
 from app.bundle.heads import Heads
 from app.bundle.id_index import IdIndex
 from app.bundle.manifest import Language
-from app.bundle.segment import SEPARATORS, Run, SegmentReader
+from app.bundle.segment import SEPARATORS, Run, SegmentReader, http_date, last_modified
 from app.compression import IDENTITY
 from app.search import searcher as search
 from app.search.analyzers import get_analyzer
@@ -33,6 +33,10 @@ from app.search.cache import MatchCache
 from app.search.highlight import Highlighter
 from app.search.query import CompiledQuery, compile_query
 from app.syndication import FEED_FORMATS
+
+# How many of the newest records' Last-Modified values a language works out at load: at
+# least latest's largest limit (app/models/articles.py, LIMIT_MAX; a test holds it).
+HEAD_DATED = 64
 
 
 def _negative(value: int) -> int:
@@ -130,6 +134,11 @@ class LanguageData:
         self._bases_array = np.asarray(self.bases, dtype=np.int64)
         if order.size != self.count or (order.size and int(order.max()) >= base):
             raise BundleError(f"{where}/{fmt.ORDER}: does not match {self.count} articles")
+        # Last-Modified of the first k list positions (latest?limit=k), k <= HEAD_DATED: fixed
+        # per bundle, so worked out once here rather than on every request.
+        head = self.runs_at(range(min(HEAD_DATED, self.count)))
+        newest = itertools.accumulate((seg.updated[local] for seg, local, _ in head), max)
+        self._head_modified = [None, *(http_date(m // 1_000_000) for m in newest)]
         # List position of every gid, DELETED for the documents no longer served.
         positions = np.full(base, search.DELETED, dtype=np.uint32)
         positions[order] = np.arange(order.size, dtype=np.uint32)
@@ -277,6 +286,14 @@ class LanguageData:
         if run is not None:
             return [Run(*run)]
         return self.runs_at(range(start, stop))
+
+    def head_modified(self, count: int) -> str | None:
+        """Last-Modified of a page of the first `count` list positions (app.bundle.segment's
+        last_modified of their runs)."""
+        count = min(count, self.count)
+        if count < len(self._head_modified):
+            return self._head_modified[count]
+        return last_modified(self.runs(0, count))
 
     def runs_at(self, positions: Sequence[int] | memoryview) -> list[Run[SegmentReader]]:
         """One run per list position (search hits, category pages)."""

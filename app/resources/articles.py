@@ -70,12 +70,11 @@ class BundleResource:
         depends: str,
         media_type: str | None = None,
         *,
-        dated: bool = False,
+        modified: str | None = None,
     ) -> None:
         """Send a page composed of records of `data`: compressed whole in every coding but
-        identity (app.delivery). `dated` pages of articles carry their newest record's update
-        time as Last-Modified."""
-        modified = last_modified(body.runs) if dated else None
+        identity (app.delivery). Pages of articles carry their newest record's update time as
+        Last-Modified (`modified`)."""
         cache_control, codec = self.cache.header, data.codec
         send(
             req,
@@ -107,7 +106,7 @@ class ArticleCollection(BundleResource):
             else keys.category_page(language, category)
         )
         etag = _collection_etag(data, *key)
-        self.send_page(req, resp, data, body, etag, depends, dated=True)
+        self.send_page(req, resp, data, body, etag, depends, modified=last_modified(runs))
 
 
 _LIST_DEFAULT = ListPage()
@@ -124,7 +123,9 @@ class LatestArticles(BundleResource):
         envelope = versions.COLLECTION_ENVELOPE_VERSION
         etag = f'"{data.content_hash}-{envelope}{_LATEST_DIGESTS[limit]}"'
         depends = keys.collection(language)
-        self.send_page(req, resp, data, body, etag, depends, dated=True)
+        # The newest records' Last-Modified is fixed per bundle: worked out at load.
+        modified = data.head_modified(limit)
+        self.send_page(req, resp, data, body, etag, depends, modified=modified)
 
 
 class ArticleSearch(BundleResource):
@@ -163,7 +164,7 @@ class ArticleSearch(BundleResource):
         set_link(req, resp, SearchQuery, page.page, page.page_size, total)
         etag = _collection_etag(data, *key)
         depends = keys.collection(language)
-        self.send_page(req, resp, data, body, etag, depends, dated=True)
+        self.send_page(req, resp, data, body, etag, depends, modified=last_modified(runs))
 
 
 class ArticleItem(BundleResource):
