@@ -39,6 +39,11 @@ from app.syndication import FEED_FORMATS
 HEAD_DATED = 64
 
 
+# A Run made without NamedTuple's __new__, a Python function (half the cost): a category or
+# search page makes one per record, on every request.
+_run = tuple.__new__
+
+
 def _negative(value: int) -> int:
     return -value
 
@@ -297,10 +302,14 @@ class LanguageData:
 
     def runs_at(self, positions: Sequence[int] | memoryview) -> list[Run[SegmentReader]]:
         """One run per list position (search hits, category pages)."""
+        gids = map(self._order.__getitem__, positions)
+        if len(self.bases) == 1:
+            segment = self.segments[0]
+            return [_run(Run, (segment, gid, gid + 1)) for gid in gids]
         out = []
-        for p in positions:
-            segment, local = self._segment(self._order[p])
-            out.append(Run(segment, local, local + 1))
+        for gid in gids:
+            segment, local = self._segment(gid)
+            out.append(_run(Run, (segment, local, local + 1)))
         return out
 
     def run_by_gid(self, gid: int) -> Run[SegmentReader]:
