@@ -68,13 +68,12 @@ class BundleResource:
         body: Composed,
         etag: str,
         depends: str,
+        modified: str | None,
         media_type: str | None = None,
-        *,
-        modified: str | None = None,
     ) -> None:
         """Send a page composed of records of `data`: compressed whole in every coding but
-        identity (app.delivery). Pages of articles carry their newest record's update time as
-        Last-Modified (`modified`)."""
+        identity (app.delivery). `modified` is its Last-Modified: a page of articles carries
+        its newest record's update time; None sends none."""
         cache_control, codec = self.cache.header, data.codec
         send(
             req,
@@ -106,7 +105,7 @@ class ArticleCollection(BundleResource):
             else keys.category_page(language, category)
         )
         etag = _collection_etag(data, *key)
-        self.send_page(req, resp, data, body, etag, depends, modified=last_modified(runs))
+        self.send_page(req, resp, data, body, etag, depends, last_modified(runs))
 
 
 _LIST_DEFAULT = ListPage()
@@ -125,7 +124,7 @@ class LatestArticles(BundleResource):
         depends = keys.collection(language)
         # The newest records' Last-Modified is fixed per bundle: worked out at load.
         modified = data.head_modified(limit)
-        self.send_page(req, resp, data, body, etag, depends, modified=modified)
+        self.send_page(req, resp, data, body, etag, depends, modified)
 
 
 class ArticleSearch(BundleResource):
@@ -164,7 +163,7 @@ class ArticleSearch(BundleResource):
         set_link(req, resp, SearchQuery, page.page, page.page_size, total)
         etag = _collection_etag(data, *key)
         depends = keys.collection(language)
-        self.send_page(req, resp, data, body, etag, depends, modified=last_modified(runs))
+        self.send_page(req, resp, data, body, etag, depends, last_modified(runs))
 
 
 class ArticleItem(BundleResource):
@@ -202,7 +201,7 @@ class CorrectionsLog(BundleResource):
         body = Composed(LOG_KIND, params.LIST_HEAD, runs, params.list_tail(page, log.count))
         set_link(req, resp, PageQuery, page.page, page.page_size, log.count)
         etag = _collection_etag(data, "corrections", params.page_key(page), page.page_size)
-        self.send_page(req, resp, data, body, etag, keys.collection(language))
+        self.send_page(req, resp, data, body, etag, keys.collection(language), None)
 
 
 class Categories(BundleResource):

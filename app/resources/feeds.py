@@ -140,7 +140,7 @@ class Sitemap(BundleResource):
         body = Composed("sitemap", SITEMAP_HEAD, runs, SITEMAP_TAIL)
         etag = _etag("sitemap", data.content_hash, per_page, page)
         depends = keys.collection(language)
-        self.send_page(req, resp, data, body, etag, depends, XML)
+        self.send_page(req, resp, data, body, etag, depends, None, XML)
 
     def _news(self, req: falcon.Request, resp: falcon.Response, site: SiteData) -> None:
         """The stored entries published in the 48 hours up to now (docs/delivery.md): all of
