@@ -7,6 +7,7 @@ body, and the Article JSON of each page's items.
 
 from __future__ import annotations
 
+import random
 import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -197,3 +198,36 @@ def test_last_modified_when_updated_at_is_far_from_the_end(tmp_path: Path) -> No
     assert parsedate_to_datetime(page.headers["last-modified"]) == datetime(
         2026, 4, 9, 12, 34, 56, tzinfo=UTC
     )
+
+
+def test_latest_last_modified_when_older_articles_were_updated_later(tmp_path: Path) -> None:
+    """Updates in random order, so that the newest update is often further down the list
+    than a page reaches: a value worked out at load over one record too many or too few
+    differs from the page's own."""
+    rng = random.Random(7)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    records = []
+    for n in range(70):  # more than LIMIT_MAX: every limit is a full page
+        published = start + timedelta(hours=n)
+        updated = published + timedelta(days=rng.randrange(0, 90), seconds=rng.randrange(86400))
+        records.append(
+            good(
+                f"en-{n}",
+                published_at=format_datetime_z(published),
+                updated_at=format_datetime_z(updated),
+            )
+        )
+    write_jsonl(tmp_path / "src" / "en.jsonl", records)
+    build(tmp_path / "src", tmp_path / "out", jobs=1)
+    client = falcon.testing.TestClient(
+        create_app(Settings(bundle_dir=tmp_path / "out", comments_dsn=f"sqlite:///{tmp_path}/c"))
+    )
+    full = client.simulate_get("/api/v1/en/articles?page_size=100").json["items"]
+    for limit in range(1, LIMIT_MAX + 1):
+        latest = client.simulate_get(f"/api/v1/en/articles/latest?limit={limit}")
+        newest = max(_updated(item) for item in full[:limit])
+        assert parsedate_to_datetime(latest.headers["last-modified"]) == newest, limit
+
+
+def format_datetime_z(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
